@@ -1,0 +1,93 @@
+/**
+ * Local-disk BlobStore for the embedded deployment. Writes go to a temp file in the same
+ * directory tree, are fsynced, then renamed into place and the directory fsynced, so a crash never
+ * leaves a partial blob under its final key.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BlobNotFound, type BlobStore, type ByteRange, type PutResult } from './store.js';
+
+const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
+
+export class FsBlobStore implements BlobStore {
+  private readonly tmpDir: string;
+
+  constructor(private readonly root: string) {
+    this.tmpDir = path.join(root, '.tmp');
+    fs.mkdirSync(this.tmpDir, { recursive: true });
+  }
+
+  /** Maps a key to a path inside root; refuses anything that could escape it. */
+  localPath(key: string): string {
+    if (!KEY_PATTERN.test(key) || key.includes('..')) throw new Error(`invalid blob key: ${key}`);
+    return path.join(this.root, key);
+  }
+
+  async put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult> {
+    const final = this.localPath(key);
+    const tmp = path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
+    const hash = crypto.createHash('md5');
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > opts.maxBytes) return done(opts.onTooLarge());
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    const handle = await fsp.open(tmp, 'w');
+    try {
+      await pipeline(source, meter, handle.createWriteStream({ autoClose: false }));
+      await handle.sync();
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+    await handle.close();
+    await fsp.mkdir(path.dirname(final), { recursive: true });
+    await fsp.rename(tmp, final);
+    await syncDir(path.dirname(final));
+    return { size, md5: hash.digest('hex') };
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    const file = this.localPath(key);
+    const handle = await fsp.open(file, 'r').catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? new BlobNotFound(key) : err;
+    });
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      return (await fsp.stat(this.localPath(key))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await fsp.rm(this.localPath(key), { force: true });
+  }
+
+  /** Removes temp files left by a crash mid-upload; called once at start. */
+  async sweepTemp(): Promise<void> {
+    for (const name of await fsp.readdir(this.tmpDir)) await fsp.rm(path.join(this.tmpDir, name), { force: true });
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await fsp.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * BlobStore: where file bytes live. A small core every backend implements, plus optional abilities
+ * that callers ask for (never for a backend name). Keys are opaque relative strings chosen by core.
+ */
+import type { Readable } from 'node:stream';
+
+export interface PutResult {
+  size: number;
+  /** Lowercase hex MD5 of the bytes (the CDN's strong ETag). */
+  md5: string;
+}
+
+export interface ByteRange {
+  /** Inclusive start and end offsets, already validated against the blob size. */
+  start: number;
+  end: number;
+}
+
+export interface BlobStore {
+  /**
+   * Streams `source` into `key`. Resolves only once the bytes are durable and visible under `key`
+   * (fs: written, fsynced and renamed; S3: object complete). Rejects, leaving nothing under `key`,
+   * when the source fails or exceeds `maxBytes` (error from `onTooLarge`).
+   */
+  put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult>;
+  /** Reads the whole blob or an inclusive byte range. Rejects with BlobNotFound when absent. */
+  get(key: string, range?: ByteRange): Promise<Readable>;
+  /** Size in bytes, or null when absent. */
+  size(key: string): Promise<number | null>;
+  /** Removes the blob; succeeds when it is already absent. */
+  delete(key: string): Promise<void>;
+  /** Optional ability: a local file path with the bytes, for tools that want random access (sharp, ffprobe). */
+  localPath?(key: string): string;
+}
+
+export class BlobNotFound extends Error {
+  constructor(key: string) {
+    super(`blob not found: ${key}`);
+    this.name = 'BlobNotFound';
+  }
+}

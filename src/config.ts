@@ -1,0 +1,142 @@
+/**
+ * One typed configuration: defaults <- environment (STOWAGE_*) <- command-line flags.
+ * Validated once at start; every module receives already-validated values.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z
+  .union([z.boolean(), z.string()])
+  .transform((v, ctx) => {
+    if (typeof v === 'boolean') return v;
+    const s = v.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+    if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
+    ctx.addIssue({ code: 'custom', message: `expected a boolean, got "${v}"` });
+    return z.NEVER;
+  });
+const csv = z
+  .union([z.array(z.string()), z.string()])
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean));
+
+const schema = z.object({
+  dataDir: z.string().min(1),
+  host: z.string().min(1),
+  restPort: port,
+  uploadPort: port,
+  cdnPort: port,
+  /** Which surfaces this process serves. */
+  only: z.array(z.enum(['rest', 'upload', 'cdn'])).min(1),
+  /** `postgres://…` selects PostgreSQL; empty means SQLite in the data dir. */
+  databaseUrl: z.string(),
+  /** Public base URLs used in responses (defaults derive from host and ports). */
+  restBaseUrl: z.string().url().optional(),
+  uploadBaseUrl: z.string().url().optional(),
+  cdnBaseUrl: z.string().url().optional(),
+  maxUploadBytes: z.coerce.number().int().positive(),
+  unstoredTtlMs: z.coerce.number().int().positive(),
+  /** Accept the official SDKs' identifiers (Uploadcare scheme words, UPLOADCARE_PUB_KEY, vendor media type). */
+  sdkAliases: bool,
+  tlsCertFile: z.string().optional(),
+  tlsKeyFile: z.string().optional(),
+  /** Peers whose X-Forwarded-Proto is believed (IP addresses or CIDRs). */
+  trustedProxies: csv,
+  /** Networks the outbound client may reach despite the SSRF guard. */
+  outboundAllow: csv,
+  jobPollMs: z.coerce.number().int().positive(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+});
+
+export type Config = z.infer<typeof schema>;
+export type Surface = Config['only'][number];
+
+export const DEFAULTS = {
+  dataDir: './data',
+  host: '127.0.0.1',
+  restPort: 8080,
+  uploadPort: 8081,
+  cdnPort: 8082,
+  only: ['rest', 'upload', 'cdn'],
+  databaseUrl: '',
+  maxUploadBytes: 5 * 1024 ** 3,
+  unstoredTtlMs: 24 * 3600 * 1000,
+  sdkAliases: true,
+  trustedProxies: [],
+  outboundAllow: [],
+  jobPollMs: 1000,
+  logLevel: 'info',
+} as const;
+
+/** Environment variable for each key (STOWAGE_ + upper snake case). */
+const ENV_NAMES: Record<keyof Config, string> = {
+  dataDir: 'STOWAGE_DATA_DIR',
+  host: 'STOWAGE_HOST',
+  restPort: 'STOWAGE_REST_PORT',
+  uploadPort: 'STOWAGE_UPLOAD_PORT',
+  cdnPort: 'STOWAGE_CDN_PORT',
+  only: 'STOWAGE_ONLY',
+  databaseUrl: 'STOWAGE_DATABASE_URL',
+  restBaseUrl: 'STOWAGE_REST_BASE_URL',
+  uploadBaseUrl: 'STOWAGE_UPLOAD_BASE_URL',
+  cdnBaseUrl: 'STOWAGE_CDN_BASE_URL',
+  maxUploadBytes: 'STOWAGE_MAX_UPLOAD_BYTES',
+  unstoredTtlMs: 'STOWAGE_UNSTORED_TTL_MS',
+  sdkAliases: 'STOWAGE_SDK_ALIASES',
+  tlsCertFile: 'STOWAGE_TLS_CERT_FILE',
+  tlsKeyFile: 'STOWAGE_TLS_KEY_FILE',
+  trustedProxies: 'STOWAGE_TRUSTED_PROXIES',
+  outboundAllow: 'STOWAGE_OUTBOUND_ALLOW',
+  jobPollMs: 'STOWAGE_JOB_POLL_MS',
+  logLevel: 'STOWAGE_LOG_LEVEL',
+};
+
+export class ConfigError extends Error {}
+
+export function envName(key: keyof Config): string {
+  return ENV_NAMES[key];
+}
+
+/** Merge defaults, env and flags (flags win) and validate; throws ConfigError listing every problem. */
+export function loadConfig(flags: Partial<Record<keyof Config, unknown>> = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const merged: Record<string, unknown> = { ...DEFAULTS };
+  for (const [key, name] of Object.entries(ENV_NAMES)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') merged[key] = key === 'only' ? value.split(',').map((s) => s.trim()) : value;
+  }
+  for (const [key, value] of Object.entries(flags)) if (value !== undefined) merged[key] = value;
+  const parsed = schema.safeParse(merged);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const key = String(i.path[0] ?? '');
+      const source = key in ENV_NAMES ? ` (--${kebab(key)} / ${ENV_NAMES[key as keyof Config]})` : '';
+      return `  ${key}${source}: ${i.message}`;
+    });
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const cfg = parsed.data;
+  if (Boolean(cfg.tlsCertFile) !== Boolean(cfg.tlsKeyFile)) {
+    throw new ConfigError('invalid configuration:\n  tlsCertFile and tlsKeyFile must be given together');
+  }
+  if (cfg.databaseUrl && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) {
+    throw new ConfigError('invalid configuration:\n  databaseUrl must start with postgres:// (leave empty for SQLite)');
+  }
+  return { ...cfg, dataDir: path.resolve(cfg.dataDir) };
+}
+
+export function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+export function baseUrls(cfg: Config): { rest: string; upload: string; cdn: string } {
+  const scheme = cfg.tlsCertFile ? 'https' : 'http';
+  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host;
+  const def = (p: number) => `${scheme}://${host}:${p}`;
+  return {
+    rest: trimSlash(cfg.restBaseUrl ?? def(cfg.restPort)),
+    upload: trimSlash(cfg.uploadBaseUrl ?? def(cfg.uploadPort)),
+    cdn: trimSlash(cfg.cdnBaseUrl ?? def(cfg.cdnPort)),
+  };
+}
+
+const trimSlash = (u: string): string => u.replace(/\/+$/, '');

@@ -1,0 +1,37 @@
+/**
+ * File events, recorded in the same transaction as the change that causes them (outbox). The
+ * webhook dispatcher consumes them from the job queue; nothing is sent from a request handler.
+ */
+import { enqueue, type DbOrTrx } from '../jobs/queue.js';
+
+export const FILE_EVENTS = ['file.uploaded', 'file.infected', 'file.stored', 'file.deleted', 'file.info_updated'] as const;
+export type FileEventName = (typeof FILE_EVENTS)[number];
+
+export interface Initiator {
+  type: 'api' | 'system' | 'addon';
+  detail: { request_id: string | null; addon_name: string | null; source_file_uuid: string | null };
+}
+
+export interface FileEvent {
+  projectId: number;
+  event: FileEventName;
+  uuid: string;
+  initiator: Initiator;
+  /** For file.info_updated: the values before the change (null = key was added). */
+  previousValues?: { metadata?: Record<string, string | null>; appdata?: Record<string, unknown> };
+}
+
+/** Job kind the dispatcher handles. */
+export const FILE_EVENT_JOB = 'event.file';
+
+export async function recordEvent(db: DbOrTrx, event: FileEvent): Promise<void> {
+  await enqueue(db, { kind: FILE_EVENT_JOB, payload: event, maxAttempts: 20 });
+}
+
+export function apiInitiator(requestId: string | null = null): Initiator {
+  return { type: 'api', detail: { request_id: requestId, addon_name: null, source_file_uuid: null } };
+}
+
+export function systemInitiator(): Initiator {
+  return { type: 'system', detail: { request_id: null, addon_name: null, source_file_uuid: null } };
+}

@@ -1,0 +1,76 @@
+/** The domain shape of a file, independent of storage and of any wire format. */
+
+export interface ImageInfo {
+  format: string;
+  width: number;
+  height: number;
+  sequence: boolean;
+  color_mode: string;
+  orientation: number | null;
+  geo_location: { latitude: number; longitude: number } | null;
+  datetime_original: string | null;
+  dpi: [number, number] | null;
+}
+
+export interface VideoInfo {
+  format: string;
+  bitrate: number;
+  duration: number;
+  audio: Array<{ codec: string; bitrate: number; channels: number; sample_rate: number }>;
+  video: Array<{ codec: string; width: number; height: number; bitrate: number; frame_rate: number }>;
+}
+
+export interface ContentInfo {
+  mime: { mime: string; type: string; subtype: string };
+  image?: ImageInfo;
+  video?: VideoInfo;
+}
+
+export interface AppdataEntry {
+  data: unknown;
+  version: string;
+  datetime_created: string;
+  datetime_updated: string;
+}
+
+export interface FileRecord {
+  uuid: string;
+  projectId: number;
+  uploadedUs: number;
+  storedUs: number | null;
+  removedUs: number | null;
+  size: number;
+  mimeType: string;
+  originalFilename: string;
+  /** Sanitized name used in URLs. */
+  filename: string;
+  isImage: boolean;
+  isReady: boolean;
+  contentInfo: ContentInfo | null;
+  metadata: Record<string, string>;
+  appdata: Record<string, AppdataEntry>;
+  blobKey: string | null;
+  md5: string;
+  sourceUrl: string | null;
+}
+
+/**
+ * The upload API's `filename`: every character outside A-Z a-z 0-9 _ dropped from the stem, the
+ * last extension kept (observed behaviour of the public service).
+ */
+export function sanitizeFilename(original: string): string {
+  const base = original.split(/[\\/]/).pop() ?? '';
+  const dot = base.lastIndexOf('.');
+  const stem = dot > 0 ? base.slice(0, dot) : base;
+  const ext = dot > 0 ? base.slice(dot + 1).replace(/[^A-Za-z0-9]/g, '') : '';
+  const cleanStem = stem.replace(/[^A-Za-z0-9_]/g, '') || (stem ? '_' : 'file');
+  return ext ? `${cleanStem}.${ext.toLowerCase()}` : cleanStem;
+}
+
+/** Client-side paths (pyuploadcare sends whole paths) reduced to the base name, control chars removed. */
+export function cleanOriginalFilename(name: string | undefined): string {
+  const base = (name ?? '').split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
+  return clean || 'original';
+}

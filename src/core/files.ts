@@ -1,0 +1,251 @@
+/**
+ * The file lifecycle: uploaded -> stored -> removed, expiry of unstored files, metadata. Every
+ * state change and the events it causes commit in one transaction; bytes are reclaimed by a job.
+ */
+import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { BlobStore } from '../blobs/store.js';
+import type { Db } from '../db/connect.js';
+import type { Database } from '../db/schema.js';
+import { FileRepo, type ListQuery } from '../db/files.js';
+import { enqueue, type DbOrTrx } from '../jobs/queue.js';
+import { inspectFile, type Inspection } from '../media/inspect.js';
+import { AppError } from './errors.js';
+import { recordEvent, systemInitiator, type Initiator } from './events.js';
+import { cleanOriginalFilename, sanitizeFilename, type FileRecord } from './file-record.js';
+import { newUuid, parseUuid } from './ids.js';
+import { validateKeyCount, validateMetadataKey, validateMetadataValue } from './metadata.js';
+import type { ProjectRow } from './projects.js';
+import { nowUs } from './time.js';
+
+export const BLOB_DELETE_JOB = 'blob.delete';
+export const EXPIRY_SWEEP_JOB = 'files.expire';
+
+export type StoreChoice = boolean | 'auto';
+
+export interface IngestOptions {
+  originalFilename: string | undefined;
+  store: StoreChoice;
+  metadata: Record<string, string>;
+  maxBytes: number;
+  onTooLarge: () => Error;
+  initiator: Initiator;
+  sourceUrl?: string | null;
+}
+
+export const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
+
+export class FileService {
+  readonly repo: FileRepo;
+  private readonly db: Kysely<Database>;
+
+  constructor(private readonly meta: Db, readonly blobs: BlobStore) {
+    this.db = meta.kysely;
+    this.repo = new FileRepo(meta.kysely);
+  }
+
+  static blobKey(uuid: string): string {
+    return `files/${uuid.slice(0, 2)}/${uuid}`;
+  }
+
+  /** Streams bytes in, makes them durable, inspects them, then commits the row (in that order). */
+  async ingest(project: ProjectRow, source: Readable, opts: IngestOptions): Promise<FileRecord> {
+    const uuid = newUuid();
+    const blobKey = FileService.blobKey(uuid);
+    const { size, md5 } = await this.blobs.put(blobKey, source, { maxBytes: opts.maxBytes, onTooLarge: opts.onTooLarge });
+    try {
+      const inspection = await this.inspect(blobKey);
+      const original = cleanOriginalFilename(opts.originalFilename);
+      const stored = opts.store === 'auto' ? project.autostore : opts.store;
+      const record: FileRecord = {
+        uuid,
+        projectId: project.id,
+        uploadedUs: 0,
+        storedUs: null,
+        removedUs: null,
+        size,
+        mimeType: inspection.mimeType,
+        originalFilename: original,
+        filename: sanitizeFilename(original),
+        isImage: inspection.isImage,
+        isReady: true,
+        contentInfo: inspection.contentInfo,
+        metadata: opts.metadata,
+        appdata: {},
+        blobKey,
+        md5,
+        sourceUrl: opts.sourceUrl ?? null,
+      };
+      return await this.insertWithUniqueTime(record, stored, opts.initiator);
+    } catch (err) {
+      // No row points at these bytes: reclaim them now rather than leave an orphan.
+      await this.blobs.delete(blobKey).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async inspect(blobKey: string): Promise<Inspection> {
+    if (!this.blobs.localPath) throw new Error('blob store cannot expose a local path for inspection');
+    return inspectFile(this.blobs.localPath(blobKey));
+  }
+
+  /**
+   * Upload times are unique per project so the list cursor is exact. Within a process nowUs() is
+   * strictly increasing; across processes a collision is retried with a fresh time.
+   */
+  private async insertWithUniqueTime(record: FileRecord, stored: boolean, initiator: Initiator): Promise<FileRecord> {
+    for (let attempt = 0; ; attempt++) {
+      const t = nowUs();
+      const row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
+      try {
+        await this.db.transaction().execute(async (trx) => {
+          await this.repo.insert(trx, row);
+          await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
+          if (stored) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
+        });
+        return row;
+      } catch (err) {
+        if (attempt < 5 && isUniqueViolation(err)) continue;
+        throw err;
+      }
+    }
+  }
+
+  async get(projectId: number, uuid: string): Promise<FileRecord> {
+    const id = parseUuid(uuid);
+    const found = id ? await this.repo.get(projectId, id) : null;
+    if (!found) throw fileNotFound();
+    return found;
+  }
+
+  list(q: ListQuery): Promise<FileRecord[]> {
+    return this.repo.list(q);
+  }
+
+  async store(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
+    return this.db.transaction().execute(async (trx) => {
+      const file = await this.lockOrThrow(trx, projectId, uuid);
+      return this.storeLocked(trx, file, initiator);
+    });
+  }
+
+  private async storeLocked(trx: DbOrTrx, file: FileRecord, initiator: Initiator): Promise<FileRecord> {
+    if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed and can not be stored.');
+    if (file.storedUs !== null) return file;
+    const t = nowUs();
+    await this.repo.update(trx, file.projectId, file.uuid, { stored_us: t });
+    await recordEvent(trx, { projectId: file.projectId, event: 'file.stored', uuid: file.uuid, initiator });
+    return { ...file, storedUs: t };
+  }
+
+  /** Marks the file removed at once; its bytes are reclaimed by a job in the same transaction. */
+  async remove(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
+    return this.db.transaction().execute(async (trx) => {
+      const file = await this.lockOrThrow(trx, projectId, uuid);
+      return this.removeLocked(trx, file, initiator, 'file.deleted');
+    });
+  }
+
+  private async removeLocked(trx: DbOrTrx, file: FileRecord, initiator: Initiator, event: 'file.deleted' | null): Promise<FileRecord> {
+    if (file.removedUs !== null) return file;
+    const t = nowUs();
+    await this.repo.update(trx, file.projectId, file.uuid, { removed_us: t, stored_us: null });
+    if (file.blobKey) await enqueue(trx, { kind: BLOB_DELETE_JOB, payload: { projectId: file.projectId, uuid: file.uuid, blobKey: file.blobKey } });
+    if (event) await recordEvent(trx, { projectId: file.projectId, event, uuid: file.uuid, initiator });
+    return { ...file, removedUs: t, storedUs: null };
+  }
+
+  /** Batch store / delete: per-id problems instead of failing the whole request. */
+  async batch(projectId: number, ids: string[], action: 'store' | 'remove', initiator: Initiator): Promise<{ problems: Record<string, string>; result: FileRecord[] }> {
+    const problems: Record<string, string> = {};
+    const wanted = new Map<string, string>();
+    for (const raw of ids) {
+      const id = parseUuid(raw);
+      if (!id) problems[raw] = 'Invalid';
+      else wanted.set(id, raw);
+    }
+    const result: FileRecord[] = [];
+    await this.db.transaction().execute(async (trx) => {
+      for (const [id, raw] of wanted) {
+        const file = await this.repo.getForUpdate(trx, projectId, id, this.meta.dialect);
+        if (!file) {
+          problems[raw] = 'Missing in the project';
+          continue;
+        }
+        if (action === 'store' && file.removedUs !== null) {
+          problems[raw] = 'File is removed';
+          continue;
+        }
+        result.push(action === 'store' ? await this.storeLocked(trx, file, initiator) : await this.removeLocked(trx, file, initiator, 'file.deleted'));
+      }
+    });
+    return { problems, result };
+  }
+
+  async setMetadataKey(projectId: number, uuid: string, key: string, value: unknown, initiator: Initiator): Promise<{ value: string; created: boolean }> {
+    validateMetadataKey(key);
+    const clean = validateMetadataValue(key, value);
+    return this.db.transaction().execute(async (trx) => {
+      const file = await this.lockOrThrow(trx, projectId, uuid);
+      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
+      const previous = file.metadata[key];
+      const created = previous === undefined;
+      if (created) validateKeyCount(Object.keys(file.metadata).length + 1);
+      if (previous === clean) return { value: clean, created };
+      const metadata = { ...file.metadata, [key]: clean };
+      await this.repo.update(trx, projectId, file.uuid, { metadata: JSON.stringify(metadata) });
+      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous ?? null } } });
+      return { value: clean, created };
+    });
+  }
+
+  async deleteMetadataKey(projectId: number, uuid: string, key: string, initiator: Initiator): Promise<void> {
+    validateMetadataKey(key);
+    await this.db.transaction().execute(async (trx) => {
+      const file = await this.lockOrThrow(trx, projectId, uuid);
+      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
+      const previous = file.metadata[key];
+      if (previous === undefined) throw fileNotFound();
+      const { [key]: _dropped, ...metadata } = file.metadata;
+      await this.repo.update(trx, projectId, file.uuid, { metadata: JSON.stringify(metadata) });
+      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous } } });
+    });
+  }
+
+  /** Expiry sweep: unstored files older than the TTL become removed; their bytes go by job. */
+  async expireUnstored(ttlMs: number, batchSize = 500): Promise<number> {
+    const cutoff = nowUs() - ttlMs * 1000;
+    let total = 0;
+    for (;;) {
+      const due = await this.repo.expired(cutoff, batchSize);
+      if (due.length === 0) return total;
+      await this.db.transaction().execute(async (trx) => {
+        for (const { uuid, projectId } of due) {
+          const file = await this.repo.getForUpdate(trx, projectId, uuid, this.meta.dialect);
+          // Re-check under the lock: it may have been stored or removed since the scan.
+          if (file && file.storedUs === null && file.removedUs === null) await this.removeLocked(trx, file, systemInitiator(), null);
+        }
+      });
+      total += due.length;
+      if (due.length < batchSize) return total;
+    }
+  }
+
+  /** Job body: drop the bytes of a removed file and forget the key. Idempotent. */
+  async reclaimBytes(projectId: number, uuid: string, blobKey: string): Promise<void> {
+    await this.blobs.delete(blobKey);
+    await this.repo.update(this.db, projectId, uuid, { blob_key: null });
+  }
+
+  private async lockOrThrow(trx: DbOrTrx, projectId: number, uuid: string): Promise<FileRecord> {
+    const id = parseUuid(uuid);
+    const file = id ? await this.repo.getForUpdate(trx, projectId, id, this.meta.dialect) : null;
+    if (!file) throw fileNotFound();
+    return file;
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(e.message ?? '');
+}

@@ -1,0 +1,83 @@
+/** Projects and their keys: the tenancy unit of every API. */
+import { randomHex } from './ids.js';
+import { nowUs } from './time.js';
+import type { ProjectRepo, ProjectRow, SecretKeyRow } from '../db/projects.js';
+import { AppError } from './errors.js';
+
+export type { ProjectRow, SecretKeyRow };
+
+export interface CreatedProject {
+  project: ProjectRow;
+  secretKey: string;
+}
+
+export class ProjectService {
+  /** Pub key -> project, kept briefly: every upload and REST call looks one up. */
+  private readonly cache = new Map<string, { project: ProjectRow; secrets: string[]; at: number }>();
+
+  constructor(private readonly repo: ProjectRepo, private readonly cacheMs = 2000) {}
+
+  async create(opts: { name: string; autostore?: boolean; signedUploads?: boolean; pubKey?: string; secretKey?: string }): Promise<CreatedProject> {
+    const name = opts.name.trim();
+    if (!name) throw new AppError(400, 'InvalidName', 'project name must not be empty');
+    const pubKey = opts.pubKey ?? randomHex(10);
+    const secretKey = opts.secretKey ?? randomHex(20);
+    if (!/^[A-Za-z0-9_-]{4,64}$/.test(pubKey)) throw new AppError(400, 'InvalidKey', 'public key must be 4-64 characters of A-Z a-z 0-9 _ -');
+    if (!/^[A-Za-z0-9_-]{16,128}$/.test(secretKey)) throw new AppError(400, 'InvalidKey', 'secret key must be 16-128 characters of A-Z a-z 0-9 _ -');
+    const project = await this.repo.insert(
+      { name, pubKey, autostore: opts.autostore ?? true, signedUploads: opts.signedUploads ?? false, createdUs: nowUs() },
+      secretKey,
+    );
+    return { project, secretKey };
+  }
+
+  list(): Promise<ProjectRow[]> {
+    return this.repo.list();
+  }
+
+  /** The project and its active secret keys, or null for an unknown public key. */
+  async lookup(pubKey: string): Promise<{ project: ProjectRow; secrets: string[] } | null> {
+    const hit = this.cache.get(pubKey);
+    if (hit && Date.now() - hit.at < this.cacheMs) return hit;
+    const project = await this.repo.byPubKey(pubKey);
+    if (!project) return null;
+    const secrets = (await this.repo.secrets(project.id)).map((s) => s.secret);
+    const entry = { project, secrets, at: Date.now() };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(pubKey, entry);
+    return entry;
+  }
+
+  async require(pubKey: string): Promise<ProjectRow> {
+    const found = await this.repo.byPubKey(pubKey);
+    if (!found) throw new AppError(404, 'ProjectNotFound', `no project with public key ${pubKey}`);
+    return found;
+  }
+
+  async addSecret(pubKey: string): Promise<SecretKeyRow> {
+    const project = await this.require(pubKey);
+    this.cache.delete(pubKey);
+    return this.repo.addSecret(project.id, randomHex(20), nowUs());
+  }
+
+  async listSecrets(pubKey: string): Promise<SecretKeyRow[]> {
+    return this.repo.secrets((await this.require(pubKey)).id, true);
+  }
+
+  async revokeSecret(pubKey: string, keyId: number): Promise<void> {
+    const project = await this.require(pubKey);
+    const active = await this.repo.secrets(project.id);
+    if (!active.some((k) => k.id === keyId)) throw new AppError(404, 'KeyNotFound', `no active secret key ${keyId} in project ${pubKey}`);
+    // A project must keep one way in: refuse to revoke its last key.
+    if (active.length === 1) throw new AppError(400, 'LastKey', 'cannot revoke the last active secret key; add another first');
+    await this.repo.revokeSecret(project.id, keyId, nowUs());
+    this.cache.delete(pubKey);
+  }
+
+  async update(pubKey: string, patch: { autostore?: boolean; signedUploads?: boolean }): Promise<ProjectRow> {
+    const project = await this.require(pubKey);
+    await this.repo.update(project.id, patch);
+    this.cache.delete(pubKey);
+    return this.require(pubKey);
+  }
+}

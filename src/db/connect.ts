@@ -1,0 +1,64 @@
+/**
+ * Opens the metadata store: SQLite (WAL, in the data dir) by default, PostgreSQL when the config
+ * names a postgres:// URL. Everything above this file is dialect-agnostic Kysely.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) columns hold microsecond times and sizes, all far below 2^53: read them as numbers.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface DbOptions {
+  databaseUrl: string;
+  dataDir: string;
+  /** PostgreSQL schema to use (created if missing); lets tests and tenants share one database. */
+  schema?: string;
+}
+
+export async function openDb(opts: DbOptions): Promise<Db> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.schema);
+  fs.mkdirSync(opts.dataDir, { recursive: true });
+  const file = new SQLite(path.join(opts.dataDir, 'stowage.sqlite'));
+  file.pragma('journal_mode = WAL');
+  // FULL makes each commit durable: an acknowledged upload's row survives a power cut.
+  file.pragma('synchronous = FULL');
+  file.pragma('busy_timeout = 10000');
+  file.pragma('foreign_keys = ON');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+async function openPostgres(url: string, schema: string | undefined): Promise<Db> {
+  if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
+  if (schema) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    } catch (err) {
+      // Two processes creating the same schema at once race on the catalog; the loser can go on.
+      if ((err as { code?: string }).code !== '23505') throw err;
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+}

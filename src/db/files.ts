@@ -1,0 +1,146 @@
+/** Queries for file rows. Every query is scoped to a project except the CDN's lookup by uuid. */
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from './schema.js';
+import type { DbOrTrx } from '../jobs/queue.js';
+import type { FileRecord } from '../core/file-record.js';
+
+type Row = Selectable<Database['files']>;
+
+export function toRecord(r: Row): FileRecord {
+  return {
+    uuid: r.uuid,
+    projectId: Number(r.project_id),
+    uploadedUs: r.uploaded_us,
+    storedUs: r.stored_us,
+    removedUs: r.removed_us,
+    size: Number(r.size),
+    mimeType: r.mime_type,
+    originalFilename: r.original_filename,
+    filename: r.filename,
+    isImage: r.is_image === 1,
+    isReady: r.is_ready === 1,
+    contentInfo: r.content_info ? (JSON.parse(r.content_info) as FileRecord['contentInfo']) : null,
+    metadata: JSON.parse(r.metadata) as Record<string, string>,
+    appdata: JSON.parse(r.appdata) as FileRecord['appdata'],
+    blobKey: r.blob_key,
+    md5: r.md5,
+    sourceUrl: r.source_url,
+  };
+}
+
+function toRow(f: FileRecord): Row {
+  return {
+    uuid: f.uuid,
+    project_id: f.projectId,
+    uploaded_us: f.uploadedUs,
+    stored_us: f.storedUs,
+    removed_us: f.removedUs,
+    size: f.size,
+    mime_type: f.mimeType,
+    original_filename: f.originalFilename,
+    filename: f.filename,
+    is_image: f.isImage ? 1 : 0,
+    is_ready: f.isReady ? 1 : 0,
+    content_info: f.contentInfo ? JSON.stringify(f.contentInfo) : null,
+    metadata: JSON.stringify(f.metadata),
+    appdata: JSON.stringify(f.appdata),
+    blob_key: f.blobKey,
+    md5: f.md5,
+    source_url: f.sourceUrl,
+  };
+}
+
+export interface ListQuery {
+  projectId: number;
+  removed: boolean;
+  stored: boolean | null;
+  limit: number;
+  desc: boolean;
+  /** Exclusive cursor: strictly after (asc) or before (desc) this time. */
+  afterUs: number | null;
+  /** Exclusive reverse cursor for `previous` links: strictly before (asc) or after (desc). */
+  beforeUs: number | null;
+}
+
+export class FileRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(db: DbOrTrx, f: FileRecord): Promise<void> {
+    await db.insertInto('files').values(toRow(f)).execute();
+  }
+
+  async get(projectId: number, uuid: string, db: DbOrTrx = this.db): Promise<FileRecord | null> {
+    const r = await db.selectFrom('files').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
+    return r ? toRecord(r) : null;
+  }
+
+  async getMany(projectId: number, uuids: string[], db: DbOrTrx = this.db): Promise<FileRecord[]> {
+    if (uuids.length === 0) return [];
+    const rows = await db.selectFrom('files').selectAll().where('project_id', '=', projectId).where('uuid', 'in', uuids).execute();
+    return rows.map(toRecord);
+  }
+
+  /** For the CDN, which knows only the uuid. */
+  async byUuid(uuid: string): Promise<FileRecord | null> {
+    const r = await this.db.selectFrom('files').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+    return r ? toRecord(r) : null;
+  }
+
+  async list(q: ListQuery): Promise<FileRecord[]> {
+    let s = this.db.selectFrom('files').selectAll().where('project_id', '=', q.projectId);
+    s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
+    if (q.stored === true) s = s.where('stored_us', 'is not', null);
+    if (q.stored === false) s = s.where('stored_us', 'is', null);
+    if (q.afterUs !== null) s = s.where('uploaded_us', q.desc ? '<' : '>', q.afterUs);
+    if (q.beforeUs !== null) s = s.where('uploaded_us', q.desc ? '>' : '<', q.beforeUs);
+    // A `previous` page walks backwards from its cursor, then is flipped back into display order.
+    const backwards = q.beforeUs !== null && q.afterUs === null;
+    const desc = backwards ? !q.desc : q.desc;
+    const rows = await s.orderBy('uploaded_us', desc ? 'desc' : 'asc').limit(q.limit).execute();
+    const records = rows.map(toRecord);
+    return backwards ? records.reverse() : records;
+  }
+
+  async count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored'>): Promise<number> {
+    let s = this.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', q.projectId);
+    s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
+    if (q.stored === true) s = s.where('stored_us', 'is not', null);
+    if (q.stored === false) s = s.where('stored_us', 'is', null);
+    return Number((await s.executeTakeFirstOrThrow()).n);
+  }
+
+  async totals(projectId: number): Promise<{ removed: number; stored: number; unstored: number }> {
+    const [removed, stored, unstored] = await Promise.all([
+      this.count({ projectId, removed: true, stored: null }),
+      this.count({ projectId, removed: false, stored: true }),
+      this.count({ projectId, removed: false, stored: false }),
+    ]);
+    return { removed, stored, unstored };
+  }
+
+  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'appdata' | 'blob_key'>>): Promise<void> {
+    await db.updateTable('files').set(patch).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
+  }
+
+  /** Locks a row for a read-modify-write (PostgreSQL); SQLite transactions are already serial. */
+  async getForUpdate(trx: DbOrTrx, projectId: number, uuid: string, dialect: 'sqlite' | 'postgres'): Promise<FileRecord | null> {
+    let s = trx.selectFrom('files').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId);
+    if (dialect === 'postgres') s = s.forUpdate();
+    const r = await s.executeTakeFirst();
+    return r ? toRecord(r) : null;
+  }
+
+  /** Unstored, not removed files uploaded before the cutoff (the expiry sweep). */
+  async expired(cutoffUs: number, limit: number): Promise<Array<{ uuid: string; projectId: number }>> {
+    const rows = await this.db
+      .selectFrom('files')
+      .select(['uuid', 'project_id'])
+      .where('stored_us', 'is', null)
+      .where('removed_us', 'is', null)
+      .where('uploaded_us', '<', cutoffUs)
+      .orderBy('uploaded_us')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ uuid: r.uuid, projectId: Number(r.project_id) }));
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * Every migration in order. Append new entries (a file per migration); never edit a released one.
+ * Column types are chosen to mean the same in SQLite and PostgreSQL.
+ */
+import type { MigrationStep } from './types.js';
+import { core } from './0001_core.js';
+
+export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [['0001_core', core]];

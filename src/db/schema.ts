@@ -1,0 +1,68 @@
+/**
+ * Table types of the metadata store. Times are integer microseconds since the epoch (`*_us`) so
+ * both dialects order and compare them exactly; booleans are 0/1 integers for the same reason.
+ * JSON columns hold text and are parsed at the edge of the query modules.
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+export interface ProjectsTable {
+  id: Generated<number>;
+  name: string;
+  pub_key: string;
+  autostore: number;
+  signed_uploads: number;
+  created_us: number;
+}
+
+export interface SecretKeysTable {
+  id: Generated<number>;
+  project_id: number;
+  secret: string;
+  created_us: number;
+  revoked_us: number | null;
+}
+
+export interface FilesTable {
+  uuid: string;
+  project_id: number;
+  uploaded_us: number;
+  stored_us: number | null;
+  removed_us: number | null;
+  size: number;
+  mime_type: string;
+  original_filename: string;
+  filename: string;
+  is_image: number;
+  is_ready: number;
+  /** JSON text of content_info, null while unknown. */
+  content_info: string | null;
+  metadata: string;
+  appdata: string;
+  /** Key in the blob store; null once the bytes were reclaimed. */
+  blob_key: string | null;
+  md5: string;
+  source_url: string | null;
+}
+
+export interface JobsTable {
+  id: Generated<number>;
+  kind: string;
+  payload: string;
+  state: ColumnType<'pending' | 'done' | 'dead', string | undefined, string>;
+  run_at_us: number;
+  attempts: ColumnType<number, number | undefined, number>;
+  max_attempts: number;
+  lease_until_us: number | null;
+  locked_by: string | null;
+  last_error: string | null;
+  /** Deduplication key: at most one job per key is ever enqueued (e.g. one expiry sweep per period). */
+  unique_key: string | null;
+  created_us: number;
+}
+
+export interface Database {
+  projects: ProjectsTable;
+  secret_keys: SecretKeysTable;
+  files: FilesTable;
+  jobs: JobsTable;
+}

@@ -1,0 +1,80 @@
+/**
+ * What a stored file is, decided from its bytes (never from what the client claimed): mime type by
+ * magic numbers, then image facts for images. Reads only headers, so it is cheap for any size.
+ */
+import fsp from 'node:fs/promises';
+import { fileTypeFromBuffer } from 'file-type';
+import type { ContentInfo } from '../core/file-record.js';
+import { readImageInfo } from './image-info.js';
+
+/** Images above this many pixels are delivered only as-is (spec: 75 Mpx). */
+export const MAX_IMAGE_PIXELS = 75_000_000;
+
+export interface Inspection {
+  mimeType: string;
+  isImage: boolean;
+  contentInfo: ContentInfo;
+}
+
+const HEAD_BYTES = 64 * 1024;
+
+export async function inspectFile(path: string): Promise<Inspection> {
+  const head = await readHead(path, HEAD_BYTES);
+  const mimeType = await sniffMime(head);
+  const [type = 'application', subtype = 'octet-stream'] = mimeType.split('/');
+  const contentInfo: ContentInfo = { mime: { mime: mimeType, type, subtype } };
+  if (type !== 'image') return { mimeType, isImage: false, contentInfo };
+  const image = await readImageInfo(path, mimeType);
+  if (!image) return { mimeType, isImage: false, contentInfo };
+  contentInfo.image = image;
+  return { mimeType, isImage: image.width * image.height <= MAX_IMAGE_PIXELS, contentInfo };
+}
+
+async function readHead(path: string, bytes: number): Promise<Buffer> {
+  const handle = await fsp.open(path, 'r');
+  try {
+    const buf = Buffer.alloc(bytes);
+    const { bytesRead } = await handle.read(buf, 0, bytes, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Magic numbers first; then the text formats file-type leaves out (SVG, plain text). */
+export async function sniffMime(head: Buffer): Promise<string> {
+  const detected = await fileTypeFromBuffer(head);
+  if (detected) return detected.mime;
+  if (head.length === 0) return 'application/octet-stream';
+  if (looksLikeText(head)) {
+    const text = head.toString('utf8', 0, Math.min(head.length, 4096)).replace(/^\uFEFF/, '').trimStart();
+    if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?<svg[\s>]/i.test(text)) return 'image/svg+xml';
+    return 'text/plain';
+  }
+  if (isTga(head)) return 'image/x-tga';
+  if (isPcx(head)) return 'image/x-pcx';
+  return 'application/octet-stream';
+}
+
+function looksLikeText(head: Buffer): boolean {
+  if (head.includes(0)) return false;
+  // A truncated multi-byte sequence at the end of the head is fine; anything else must decode.
+  const sample = head.subarray(0, Math.max(0, head.length - 4));
+  return Buffer.from(sample.toString('utf8'), 'utf8').equals(sample);
+}
+
+/** PCX: manufacturer 0x0A, a known version, encoding 0 or 1, sane bit depth. */
+function isPcx(h: Buffer): boolean {
+  return h.length >= 128 && h[0] === 0x0a && [0, 2, 3, 4, 5].includes(h[1] ?? -1) && (h[2] === 0 || h[2] === 1) && [1, 2, 4, 8].includes(h[3] ?? -1);
+}
+
+/** TGA has no magic; accept only the common uncompressed/RLE colour and grey image types with sane fields. */
+function isTga(h: Buffer): boolean {
+  if (h.length < 18) return false;
+  const colorMapType = h[1] ?? 255;
+  const imageType = h[2] ?? 255;
+  const depth = h[16] ?? 0;
+  const width = h.readUInt16LE(12);
+  const height = h.readUInt16LE(14);
+  return colorMapType <= 1 && [1, 2, 3, 9, 10, 11].includes(imageType) && [8, 15, 16, 24, 32].includes(depth) && width > 0 && height > 0;
+}

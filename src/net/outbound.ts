@@ -1,0 +1,331 @@
+/**
+ * The one outbound HTTP client (from_url fetches, webhook deliveries, remote copies).
+ *
+ * SSRF guard, in two places so that no path skips it:
+ *  - hostnames are resolved by our own lookup, installed as the socket's `lookup` on the undici
+ *    Agent: every address is checked and the socket connects to exactly the checked addresses,
+ *    so there is no window between "check" and "connect" for DNS rebinding;
+ *  - IP-literal hosts never reach a lookup (Node connects to them directly), so each hop's
+ *    literal is checked before the request is dispatched.
+ * Redirects are followed here, hop by hop, so each Location goes through the same checks.
+ * Bodies are exposed as size-capped streams and every request has a total deadline.
+ */
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
+import { AppError } from '../core/errors.js';
+import { AddressPolicy, parseAddress, parseAllowList } from './address-policy.js';
+import { downloadErrors, urlErrors } from './errors.js';
+import { parseOutboundUrl, unbracket } from './url-syntax.js';
+
+export { parseAllowList } from './address-policy.js';
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+/** Resolves a hostname to all its addresses; injectable so tests can fake DNS. */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export interface OutboundOptions {
+  /** CIDRs reachable despite the guard (STOWAGE_OUTBOUND_ALLOW). */
+  allowCidrs: string[];
+  /** Total deadline of one request(): connect, redirects, headers and the whole body. */
+  timeoutMs: number;
+  /** Default body cap; a request may lower or raise it. */
+  maxBytes: number;
+  maxRedirects: number;
+  userAgent?: string;
+  /** TCP+TLS connect deadline; defaults to min(10 s, timeoutMs). */
+  connectTimeoutMs?: number;
+  /** Max silence while waiting for headers or between body chunks; defaults to timeoutMs. */
+  idleTimeoutMs?: number;
+  resolver?: Resolver;
+}
+
+export interface RequestInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  maxBytes?: number;
+  timeoutMs?: number;
+  /** false returns a 3xx to the caller instead of following it. Default true. */
+  followRedirects?: boolean;
+}
+
+export interface OutboundResponse {
+  status: number;
+  /** Lower-case names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  /** URL of the last hop (after redirects). */
+  finalUrl: string;
+  /** Declared Content-Length, or null when absent/invalid. */
+  contentLength: number | null;
+  /**
+   * The body, once. Throws DownloadFileSizeLimitExceededError when the declared length or the
+   * bytes read exceed the cap, DownloadFileTimeLimitExceededError past the deadline.
+   */
+  body: AsyncIterable<Uint8Array>;
+  /** Up to maxChars characters of the body as UTF-8; never throws for size (it truncates). */
+  text(maxChars: number): Promise<string>;
+  /** Drops the body and frees the connection; call it when the body is not wanted. */
+  discard(): Promise<void>;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_AGAIN', 'EAI_FAIL']);
+
+const defaultResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+function positive(name: string, v: number): number {
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`OutboundClient: ${name} must be a positive number`);
+  return v;
+}
+
+export class OutboundClient {
+  private readonly policy: AddressPolicy;
+  private readonly resolver: Resolver;
+  private readonly agent: Agent;
+
+  constructor(private readonly opts: OutboundOptions) {
+    positive('timeoutMs', opts.timeoutMs);
+    positive('maxBytes', opts.maxBytes);
+    if (!Number.isInteger(opts.maxRedirects) || opts.maxRedirects < 0) {
+      throw new Error('OutboundClient: maxRedirects must be a non-negative integer');
+    }
+    this.policy = new AddressPolicy(parseAllowList(opts.allowCidrs));
+    this.resolver = opts.resolver ?? defaultResolver;
+    const idle = opts.idleTimeoutMs ?? opts.timeoutMs;
+    this.agent = new Agent({
+      connect: { timeout: opts.connectTimeoutMs ?? Math.min(10_000, opts.timeoutMs), lookup: this.guardedLookup },
+      headersTimeout: idle,
+      bodyTimeout: idle,
+    });
+  }
+
+  /** Syntax, DNS and address checks of a URL without fetching it (for synchronous 400s). */
+  async checkUrl(url: string): Promise<void> {
+    const u = parseOutboundUrl(url);
+    const host = unbracket(u.hostname);
+    if (!this.checkLiteral(host)) await this.resolveChecked(host);
+  }
+
+  /**
+   * Sends a request and returns any final status (webhooks need non-2xx too). Throws URL* errors
+   * for refused hops and Download* errors for timeouts and network failures.
+   */
+  async request(url: string, init: RequestInit = {}): Promise<OutboundResponse> {
+    const maxBytes = init.maxBytes ?? this.opts.maxBytes;
+    const deadline = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      deadline.abort();
+    }, init.timeoutMs ?? this.opts.timeoutMs);
+    timer.unref();
+    const fail = (err: unknown): never => {
+      clearTimeout(timer);
+      throw mapError(err, timedOut);
+    };
+
+    let current = safeParse(url, fail);
+    let method = (init.method ?? 'GET').toUpperCase();
+    let body = init.body;
+    let headers: Record<string, string> = { 'user-agent': this.opts.userAgent ?? 'Stowage', ...lowerKeys(init.headers) };
+
+    for (let hop = 0; ; hop++) {
+      try {
+        this.checkLiteral(unbracket(current.hostname));
+      } catch (err) {
+        fail(err);
+      }
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await this.agent.request({
+          origin: current.origin, // drops userinfo and fragment
+          path: current.pathname + current.search,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body,
+          signal: deadline.signal,
+        });
+      } catch (err) {
+        return fail(err);
+      }
+      const location = headerValue(res.headers.location);
+      if (!REDIRECTS.has(res.statusCode) || !location || init.followRedirects === false) {
+        return wrapResponse(res, current.href, maxBytes, () => timedOut, () => clearTimeout(timer));
+      }
+      await res.body.dump().catch(() => undefined);
+      if (hop >= this.opts.maxRedirects) fail(urlErrors.redirectsLimit());
+      const next = safeParse(URL.canParse(location, current) ? new URL(location, current).href : location, fail);
+      // Browser semantics: 303 (and 301/302 after POST) continue as a body-less GET.
+      if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+        const { 'content-type': _t, 'content-length': _l, ...rest } = headers;
+        headers = rest;
+      }
+      // Credentials meant for one origin must not leak to another.
+      if (next.origin !== current.origin) {
+        const { authorization: _a, cookie: _c, ...rest } = headers;
+        headers = rest;
+      }
+      current = next;
+    }
+  }
+
+  /** request() for fetching a file: non-2xx becomes DownloadFileHTTP*Error, declared size is checked first. */
+  async download(url: string, init: RequestInit = {}): Promise<OutboundResponse> {
+    const res = await this.request(url, { ...init, method: init.method ?? 'GET' });
+    const maxBytes = init.maxBytes ?? this.opts.maxBytes;
+    let err: AppError | null = null;
+    if (res.status >= 400 && res.status < 500) err = downloadErrors.clientError(res.status);
+    else if (res.status < 200 || res.status >= 300) err = downloadErrors.serverError(res.status);
+    else if (res.contentLength !== null && res.contentLength > maxBytes) err = downloadErrors.tooBig(res.contentLength, maxBytes);
+    if (err) {
+      await res.discard();
+      throw err;
+    }
+    return res;
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  /** For an IP literal: whether it may be contacted. For a hostname: null (DNS decides). */
+  private checkLiteral(host: string): boolean | null {
+    const literal = parseAddress(host);
+    if (!literal) return null;
+    if (!this.policy.allows(literal)) throw urlErrors.privateIp();
+    return true;
+  }
+
+  /** Resolves and checks every address: one refused address refuses the host (no partial trust). */
+  private async resolveChecked(hostname: string): Promise<ResolvedAddress[]> {
+    let addrs: ResolvedAddress[];
+    try {
+      addrs = await this.resolver(hostname);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      throw NOT_FOUND_CODES.has(code) ? urlErrors.hostNotFound() : downloadErrors.network(code || 'DNS failure');
+    }
+    if (addrs.length === 0) throw urlErrors.hostNotFound();
+    if (!addrs.every((a) => this.policy.allows(a.address))) throw urlErrors.privateIp();
+    return addrs;
+  }
+
+  /** net.connect's `lookup` hook: the socket connects only to addresses that passed the policy. */
+  private readonly guardedLookup: LookupFunction = (hostname, options, callback) => {
+    this.resolveChecked(hostname).then(
+      (all) => {
+        const addrs = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+        const first = addrs[0];
+        if (!first) return callback(urlErrors.hostNotFound() as unknown as NodeJS.ErrnoException, '', 0);
+        if (options.all) callback(null, addrs);
+        else callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
+  };
+}
+
+function safeParse(url: string, fail: (e: unknown) => never): URL {
+  try {
+    return parseOutboundUrl(url);
+  } catch (err) {
+    return fail(err);
+  }
+}
+
+function lowerKeys(h: Record<string, string> = {}): Record<string, string> {
+  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** Our own AppErrors (from the lookup hook) may arrive wrapped by undici; unwrap, else classify. */
+function mapError(err: unknown, timedOut: boolean): AppError {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof AppError) return e;
+  }
+  if (timedOut) return downloadErrors.timeout();
+  const code = String((err as { code?: unknown }).code ?? '');
+  if (TIMEOUT_CODES.has(code)) return downloadErrors.timeout();
+  return downloadErrors.network(code || 'connection failed');
+}
+
+function wrapResponse(
+  res: Dispatcher.ResponseData,
+  finalUrl: string,
+  maxBytes: number,
+  timedOut: () => boolean,
+  done: () => void,
+): OutboundResponse {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = headerValue(v)!;
+  const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : NaN;
+  const contentLength = Number.isSafeInteger(declared) && declared >= 0 ? declared : null;
+  let used = false;
+  const take = () => {
+    if (used) throw new Error('OutboundResponse body can be read only once');
+    used = true;
+    return res.body;
+  };
+
+  async function* capped(): AsyncGenerator<Uint8Array> {
+    const stream = take();
+    try {
+      if (contentLength !== null && contentLength > maxBytes) throw downloadErrors.tooBig(contentLength, maxBytes);
+      let total = 0;
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        total += chunk.length;
+        if (total > maxBytes) throw downloadErrors.tooBig(total, maxBytes);
+        yield chunk;
+      }
+    } catch (err) {
+      throw mapError(err, timedOut());
+    } finally {
+      stream.destroy();
+      done();
+    }
+  }
+
+  return {
+    status: res.statusCode,
+    headers,
+    finalUrl,
+    contentLength,
+    body: { [Symbol.asyncIterator]: () => capped() },
+    async text(maxChars) {
+      const stream = take();
+      const limit = Math.min(maxBytes, maxChars * 4); // UTF-8 needs at most 4 bytes per character
+      const parts: Buffer[] = [];
+      let total = 0;
+      try {
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          parts.push(chunk);
+          total += chunk.length;
+          if (total >= limit) break;
+        }
+      } catch (err) {
+        throw mapError(err, timedOut());
+      } finally {
+        stream.destroy();
+        done();
+      }
+      return Buffer.concat(parts).subarray(0, limit).toString('utf8').slice(0, maxChars);
+    },
+    async discard() {
+      if (!used) {
+        used = true;
+        await res.body.dump().catch(() => undefined);
+      }
+      done();
+    },
+  };
+}
