@@ -16,8 +16,10 @@ import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../core/errors.js';
 import { AddressPolicy, parseAddress, parseAllowList } from './address-policy.js';
 import { downloadErrors, urlErrors } from './errors.js';
+import { headerValue, mapError, wrapResponse, type OutboundResponse } from './response.js';
 import { parseOutboundUrl, unbracket } from './url-syntax.js';
 
+export type { OutboundResponse } from './response.js';
 export { parseAllowList } from './address-policy.js';
 
 export interface ResolvedAddress {
@@ -53,27 +55,7 @@ export interface RequestInit {
   followRedirects?: boolean;
 }
 
-export interface OutboundResponse {
-  status: number;
-  /** Lower-case names; repeated headers joined with ", ". */
-  headers: Record<string, string>;
-  /** URL of the last hop (after redirects). */
-  finalUrl: string;
-  /** Declared Content-Length, or null when absent/invalid. */
-  contentLength: number | null;
-  /**
-   * The body, once. Throws DownloadFileSizeLimitExceededError when the declared length or the
-   * bytes read exceed the cap, DownloadFileTimeLimitExceededError past the deadline.
-   */
-  body: AsyncIterable<Uint8Array>;
-  /** Up to maxChars characters of the body as UTF-8; never throws for size (it truncates). */
-  text(maxChars: number): Promise<string>;
-  /** Drops the body and frees the connection; call it when the body is not wanted. */
-  discard(): Promise<void>;
-}
-
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_AGAIN', 'EAI_FAIL']);
 
 const defaultResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
@@ -242,90 +224,4 @@ function safeParse(url: string, fail: (e: unknown) => never): URL {
 
 function lowerKeys(h: Record<string, string> = {}): Record<string, string> {
   return Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
-}
-
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v.join(', ') : v;
-}
-
-/** Our own AppErrors (from the lookup hook) may arrive wrapped by undici; unwrap, else classify. */
-function mapError(err: unknown, timedOut: boolean): AppError {
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof AppError) return e;
-  }
-  if (timedOut) return downloadErrors.timeout();
-  const code = String((err as { code?: unknown }).code ?? '');
-  if (TIMEOUT_CODES.has(code)) return downloadErrors.timeout();
-  return downloadErrors.network(code || 'connection failed');
-}
-
-function wrapResponse(
-  res: Dispatcher.ResponseData,
-  finalUrl: string,
-  maxBytes: number,
-  timedOut: () => boolean,
-  done: () => void,
-): OutboundResponse {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = headerValue(v)!;
-  const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : NaN;
-  const contentLength = Number.isSafeInteger(declared) && declared >= 0 ? declared : null;
-  let used = false;
-  const take = () => {
-    if (used) throw new Error('OutboundResponse body can be read only once');
-    used = true;
-    return res.body;
-  };
-
-  async function* capped(): AsyncGenerator<Uint8Array> {
-    const stream = take();
-    try {
-      if (contentLength !== null && contentLength > maxBytes) throw downloadErrors.tooBig(contentLength, maxBytes);
-      let total = 0;
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        total += chunk.length;
-        if (total > maxBytes) throw downloadErrors.tooBig(total, maxBytes);
-        yield chunk;
-      }
-    } catch (err) {
-      throw mapError(err, timedOut());
-    } finally {
-      stream.destroy();
-      done();
-    }
-  }
-
-  return {
-    status: res.statusCode,
-    headers,
-    finalUrl,
-    contentLength,
-    body: { [Symbol.asyncIterator]: () => capped() },
-    async text(maxChars) {
-      const stream = take();
-      const limit = Math.min(maxBytes, maxChars * 4); // UTF-8 needs at most 4 bytes per character
-      const parts: Buffer[] = [];
-      let total = 0;
-      try {
-        for await (const chunk of stream as AsyncIterable<Buffer>) {
-          parts.push(chunk);
-          total += chunk.length;
-          if (total >= limit) break;
-        }
-      } catch (err) {
-        throw mapError(err, timedOut());
-      } finally {
-        stream.destroy();
-        done();
-      }
-      return Buffer.concat(parts).subarray(0, limit).toString('utf8').slice(0, maxChars);
-    },
-    async discard() {
-      if (!used) {
-        used = true;
-        await res.body.dump().catch(() => undefined);
-      }
-      done();
-    },
-  };
 }
