@@ -1,0 +1,86 @@
+/**
+ * Definition family: blur (gaussian; with an amount it is an unsharp mask), sharp, blur_region.
+ */
+import type { OpDef, RawImage, Stage } from './types.js';
+import { type Size, align, bad, expectCount, int, size, unavailable, type Align } from './params.js';
+import { intersect, place, resolve } from './place.js';
+import { unsharp } from './pixels.js';
+
+/** URL strength (0..5000) to gaussian sigma; the default 10 is a light sigma-1 blur. */
+const sigmaOf = (strength: number): number => Math.max(0.3, strength / 10);
+
+/** Gaussian blur of raw pixels. Very wide blurs run on a downscaled copy: same look, bounded CPU. */
+export async function blurRaw(s: Stage, img: RawImage, sigma: number): Promise<Buffer> {
+  const { width, height, channels } = img;
+  const raw = { width, height, channels };
+  if (sigma <= 20) {
+    return s.create(img.data, { raw }).blur(sigma).raw().toBuffer();
+  }
+  const f = sigma / 20;
+  const sw = Math.max(1, Math.round(width / f));
+  const sh = Math.max(1, Math.round(height / f));
+  const small = await s.create(img.data, { raw }).resize({ width: sw, height: sh, fit: 'fill' }).blur(20).raw().toBuffer();
+  return s.create(small, { raw: { width: sw, height: sh, channels } }).resize({ width, height, fit: 'fill' }).raw().toBuffer();
+}
+
+export interface BlurArgs { strength: number; amount: number | null }
+export const blur: OpDef<BlurArgs> = {
+  kind: 'transform',
+  parse(p) {
+    expectCount('blur', p, 0, 2);
+    const strength = p.length ? int('blur', 'strength', p[0], 0, 5000) : 10;
+    return { strength, amount: p.length === 2 ? int('blur', 'amount', p[1], -200, 100) : null };
+  },
+  async apply(s, a) {
+    if (a.strength === 0) return;
+    const img = await s.raw();
+    const blurred = await blurRaw(s, img, sigmaOf(a.strength));
+    if (a.amount === null) s.fromRaw({ ...img, data: blurred });
+    else s.fromRaw(unsharp(img, blurred, a.amount / 100));
+  },
+};
+
+export const sharp: OpDef<number> = {
+  kind: 'transform',
+  parse(p) {
+    expectCount('sharp', p, 0, 1);
+    return p.length ? int('sharp', 'strength', p[0], 0, 20) : 5;
+  },
+  async apply(s, v) {
+    if (v === 0) return;
+    const img = await s.pipe();
+    s.commit(img.sharpen({ sigma: 0.5 + v / 10, m2: 1 + v / 4 }), s.width, s.height);
+  },
+};
+
+export interface BlurRegionArgs { size: Size; at: Align; strength: number }
+export const blur_region: OpDef<BlurRegionArgs> = {
+  kind: 'transform', stackable: true,
+  parse(p) {
+    expectCount('blur_region', p, 1, 3);
+    if (p[0] === 'faces') throw unavailable('blur_region', 'blurring faces');
+    if (p.length < 2) throw bad('blur_region', 'expects WxH/X,Y[/strength]');
+    const at = align('blur_region', p[1]!);
+    if ('keyword' in at) throw bad('blur_region', `coordinates must be X,Y, got "${p[1]}"`);
+    return { size: size('blur_region', p[0]), at, strength: p.length === 3 ? int('blur_region', 'strength', p[2], 0, 5000) : 10 };
+  },
+  async apply(s, a) {
+    const w = resolve(a.size.w, s.width);
+    const h = resolve(a.size.h, s.height);
+    const { left, top } = place(a.at, s.width, s.height, w, h);
+    const box = intersect(left, top, w, h, s.width, s.height);
+    if (!box || a.strength === 0) return;
+    const img = await s.raw();
+    const c = img.channels;
+    const region = Buffer.alloc(box.width * box.height * c);
+    for (let y = 0; y < box.height; y++) {
+      const from = ((box.top + y) * img.width + box.left) * c;
+      img.data.copy(region, y * box.width * c, from, from + box.width * c);
+    }
+    const blurred = await blurRaw(s, { data: region, width: box.width, height: box.height, channels: c }, sigmaOf(a.strength));
+    for (let y = 0; y < box.height; y++) {
+      blurred.copy(img.data, ((box.top + y) * img.width + box.left) * c, y * box.width * c, (y + 1) * box.width * c);
+    }
+    s.fromRaw(img);
+  },
+};

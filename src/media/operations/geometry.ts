@@ -1,0 +1,231 @@
+/**
+ * Resize and crop family: preview, resize, stretch, smart_resize, scale_crop, crop, trim, setfill,
+ * zoom_objects. Target sizes are computed here (not left to sharp) so the stage always knows the
+ * exact dimensions it will produce.
+ */
+import type { OpDef, Stage } from './types.js';
+import {
+  type Align, type Size, align, bad, color, expectCount, int, isAlign, oneOf, pixelDims, ratio, size,
+  unavailable, MAX_PARAM_PX, type Rgba,
+} from './params.js';
+import { CENTER, TOP_LEFT, fitInside, fitRatio, intersect, place, resolve, sharpColor } from './place.js';
+
+/** Cuts the box (x, y, w, h); parts outside the image become the background colour. */
+export async function cropBox(s: Stage, x: number, y: number, w: number, h: number): Promise<void> {
+  const hit = intersect(x, y, w, h, s.width, s.height);
+  const bg = s.background();
+  if (!hit) {
+    s.fromRaw(await solid(s, w, h, bg));
+    return;
+  }
+  const img = await s.pipe();
+  if (hit.left !== 0 || hit.top !== 0 || hit.width !== s.width || hit.height !== s.height) {
+    s.commit(img.extract(hit), hit.width, hit.height);
+  } else {
+    s.commit(img, s.width, s.height);
+  }
+  if (hit.width === w && hit.height === h) return;
+  // Extend goes on its own pipeline: inside one, sharp would place it before the extract.
+  await pad(s, hit.left - x, hit.top - y, x + w - (hit.left + hit.width), y + h - (hit.top + hit.height), bg);
+}
+
+export async function pad(s: Stage, left: number, top: number, right: number, bottom: number, bg: Rgba): Promise<void> {
+  const img = await s.pipe();
+  const alpha = s.hasAlpha || bg.alpha < 1;
+  const base = alpha && !s.hasAlpha ? img.ensureAlpha() : img;
+  s.commit(base.extend({ left, top, right, bottom, background: sharpColor(bg) }),
+    s.width + left + right, s.height + top + bottom, alpha);
+}
+
+async function solid(s: Stage, w: number, h: number, bg: Rgba) {
+  const data = Buffer.alloc(w * h * 4);
+  for (let i = 0; i < data.length; i += 4) {
+    data[i] = bg.r; data[i + 1] = bg.g; data[i + 2] = bg.b; data[i + 3] = Math.round(bg.alpha * 255);
+  }
+  return { data, width: w, height: h, channels: 4 as const };
+}
+
+/** Resizes to exactly w×h (callers keep the ratio when they mean to). */
+export async function resizeTo(s: Stage, w: number, h: number): Promise<void> {
+  if (w === s.width && h === s.height) return;
+  const img = await s.pipe();
+  s.commit(img.resize({ width: w, height: h, fit: 'fill' }), w, h);
+}
+
+/** stretch=off|fill: never enlarge; fill then pads up to the requested size. */
+async function finishStretch(s: Stage, tw: number, th: number): Promise<void> {
+  if (s.stretch !== 'fill' || (s.width >= tw && s.height >= th)) return;
+  const l = Math.floor(Math.max(0, tw - s.width) / 2);
+  const t = Math.floor(Math.max(0, th - s.height) / 2);
+  await pad(s, l, t, Math.max(0, tw - s.width) - l, Math.max(0, th - s.height) - t, s.background());
+}
+
+export const preview: OpDef<{ w?: number; h?: number }> = {
+  kind: 'transform', sizing: true, svgGeometry: true, videoCompanion: true,
+  parse(p) {
+    expectCount('preview', p, 0, 1);
+    return p.length === 0 ? {} : pixelDims('preview', p[0], false);
+  },
+  async apply(s, a) {
+    const { w, h } = fitInside(s.width, s.height, a.w ?? 2048, a.h ?? 2048);
+    await resizeTo(s, w, h);
+  },
+};
+
+export const resize: OpDef<{ w?: number; h?: number }> = {
+  kind: 'transform', sizing: true, svgGeometry: true, videoCompanion: true, stackable: true,
+  parse(p) {
+    expectCount('resize', p, 1, 1);
+    return pixelDims('resize', p[0], false);
+  },
+  async apply(s, a) {
+    let tw = a.w ?? Math.max(1, Math.round((s.width * a.h!) / s.height));
+    let th = a.h ?? Math.max(1, Math.round((s.height * a.w!) / s.width));
+    const wantW = tw;
+    const wantH = th;
+    if (s.stretch !== 'on' && (tw > s.width || th > s.height)) {
+      if (a.w !== undefined && a.h !== undefined) { tw = Math.min(tw, s.width); th = Math.min(th, s.height); }
+      else { tw = s.width; th = s.height; }
+    }
+    await resizeTo(s, tw, th);
+    await finishStretch(s, wantW, wantH);
+  },
+};
+
+export const stretch: OpDef<'on' | 'off' | 'fill'> = {
+  kind: 'state', stackable: true,
+  parse: (p) => (expectCount('stretch', p, 1, 1), oneOf('stretch', 'mode', p[0], ['on', 'off', 'fill'] as const)),
+  apply(s, a) {
+    s.stretch = a;
+  },
+};
+
+export const setfill: OpDef<Rgba> = {
+  kind: 'state',
+  parse: (p) => (expectCount('setfill', p, 1, 1), color('setfill', p[0])),
+  apply(s, a) {
+    s.fill = a;
+  },
+};
+
+/** Scales to cover w×h, then cuts at the alignment (or by saliency for `smart`). */
+async function coverCrop(s: Stage, tw: number, th: number, where: Align | 'attention'): Promise<void> {
+  let k = Math.max(tw / s.width, th / s.height);
+  if (s.stretch !== 'on') k = Math.min(k, 1);
+  const rw = Math.max(1, Math.round(s.width * k));
+  const rh = Math.max(1, Math.round(s.height * k));
+  const cw = Math.min(tw, rw);
+  const ch = Math.min(th, rh);
+  const img = await s.pipe();
+  if (where === 'attention') {
+    // libvips' attention strategy: crops towards skin tones, saturated colour and edges.
+    s.commit(img.resize({ width: cw, height: ch, fit: 'cover', position: 'attention' }), cw, ch);
+  } else {
+    const { left, top } = place(where, rw, rh, cw, ch);
+    const box = { left: clamp(left, 0, rw - cw), top: clamp(top, 0, rh - ch), width: cw, height: ch };
+    const resized = rw === s.width && rh === s.height ? img : img.resize({ width: rw, height: rh, fit: 'fill' });
+    // extract() after resize() is sharp's documented post-resize extract: one pipeline is safe.
+    s.commit(box.width === rw && box.height === rh ? resized : resized.extract(box), cw, ch);
+  }
+  await finishStretch(s, tw, th);
+}
+
+const clamp = (v: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, v));
+
+const SMART_TYPES = [
+  'smart', 'smart_faces_objects_points', 'smart_faces_objects', 'smart_faces_points', 'smart_objects_faces_points',
+  'smart_objects_faces', 'smart_objects_points', 'smart_points', 'smart_objects', 'smart_faces',
+] as const;
+
+export interface ScaleCropArgs { w: number; h: number; smart: boolean; align: Align }
+export const scale_crop: OpDef<ScaleCropArgs> = {
+  kind: 'transform', sizing: true, svgGeometry: true, videoCompanion: true, stackable: true,
+  parse(p) {
+    expectCount('scale_crop', p, 1, 3);
+    const { w, h } = pixelDims('scale_crop', p[0], true) as { w: number; h: number };
+    let rest = p.slice(1);
+    let smart = false;
+    if (rest[0] !== undefined && !isAlign(rest[0])) {
+      const type = oneOf('scale_crop', 'type', rest[0], SMART_TYPES);
+      // `smart` is the saliency crop; the other types rank faces/objects, which need a detector.
+      if (type !== 'smart') throw unavailable('scale_crop', `type "${type}"`);
+      smart = true;
+      rest = rest.slice(1);
+    }
+    if (rest.length > 1) throw bad('scale_crop', `unexpected parameter "${rest[1]}"`);
+    const al = rest[0] !== undefined ? align('scale_crop', rest[0], { percentOnly: true }) : smart ? CENTER : TOP_LEFT;
+    return { w, h, smart, align: al };
+  },
+  async apply(s, a) {
+    await coverCrop(s, a.w, a.h, a.smart ? 'attention' : a.align);
+  },
+};
+
+export const smart_resize: OpDef<{ w: number; h: number }> = {
+  kind: 'transform', sizing: true,
+  parse(p) {
+    expectCount('smart_resize', p, 1, 1);
+    return pixelDims('smart_resize', p[0], true) as { w: number; h: number };
+  },
+  async apply(s, a) {
+    // Content-aware without a detector: cover-scale and keep the most salient region.
+    await coverCrop(s, a.w, a.h, 'attention');
+  },
+};
+
+export type CropArgs = { kind: 'size'; size: Size; align: Align } | { kind: 'ratio'; x: number; y: number; align: Align };
+export const crop: OpDef<CropArgs> = {
+  kind: 'transform', stackable: true, svgGeometry: true, videoCompanion: true,
+  parse(p) {
+    expectCount('crop', p, 1, 4);
+    const first = p[0]!;
+    if (first === 'face' || first === 'image' || /^[a-z_]+$/.test(first)) {
+      if (first === 'face' || first === 'image') throw unavailable('crop', `cropping by "${first}" objects`);
+      throw bad('crop', `dimensions must look like WxH or N:M, got "${first}"`);
+    }
+    expectCount('crop', p, 1, 2);
+    if (first.includes(':')) {
+      const r = ratio('crop', first);
+      return { kind: 'ratio', ...r, align: p[1] !== undefined ? align('crop', p[1]) : CENTER };
+    }
+    return { kind: 'size', size: size('crop', first), align: p[1] !== undefined ? align('crop', p[1], { negative: true }) : TOP_LEFT };
+  },
+  async apply(s, a) {
+    const { w, h } = a.kind === 'ratio' ? fitRatio(s.width, s.height, a.x, a.y)
+      : { w: Math.max(1, resolve(a.size.w, s.width)), h: Math.max(1, resolve(a.size.h, s.height)) };
+    if (w > MAX_PARAM_PX || h > MAX_PARAM_PX) throw bad('crop', `resulting size ${w}x${h} is too large`);
+    const { left, top } = place(a.align, s.width, s.height, w, h);
+    await cropBox(s, left, top, w, h);
+  },
+};
+
+export const trim: OpDef<{ tolerance: number; padding: number }> = {
+  kind: 'transform',
+  parse(p) {
+    if (p.length !== 0 && p.length !== 2) throw bad('trim', `expects no parameters or tolerance/padding, got ${p.length}`);
+    if (p.length === 0) return { tolerance: 10, padding: 0 };
+    return { tolerance: int('trim', 'tolerance', p[0], 0, 255), padding: int('trim', 'padding', p[1], 0, 1000) };
+  },
+  async apply(s, a) {
+    const raw = await s.raw();
+    try {
+      const { data, info } = await s.create(raw.data, { raw: raw })
+        .trim({ threshold: a.tolerance }).raw().toBuffer({ resolveWithObject: true });
+      s.fromRaw({ data, width: info.width, height: info.height, channels: info.channels === 4 ? 4 : 3 });
+    } catch {
+      // libvips refuses to trim a single-colour image: nothing to trim, keep it.
+      s.fromRaw(raw);
+    }
+    if (a.padding > 0) await pad(s, a.padding, a.padding, a.padding, a.padding, s.background());
+  },
+};
+
+export const zoom_objects: OpDef<never> = {
+  kind: 'transform',
+  parse(p) {
+    expectCount('zoom_objects', p, 1, 1);
+    int('zoom_objects', 'zoom', p[0], 1, 100);
+    throw unavailable('zoom_objects', 'zooming on objects');
+  },
+  apply() {},
+};

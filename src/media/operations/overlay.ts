@@ -1,0 +1,78 @@
+/**
+ * Overlays: image overlay (another file of the project, or `self`) and the colour rectangle `rect`.
+ * Sizes are percent of the base image (ratio of the overlay kept); positions are keywords or X,Y.
+ */
+import type { OpDef, RawImage, Stage } from './types.js';
+import { type Align, type Rgba, type Size, align, bad, color, expectCount, opacity, size } from './params.js';
+import { CENTER, fitInside, intersect, place, resolve } from './place.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Draws RGBA pixels at (left, top) over the stage, clipped to the base image. */
+export async function drawRgba(s: Stage, over: RawImage, left: number, top: number): Promise<void> {
+  const hit = intersect(left, top, over.width, over.height, s.width, s.height);
+  if (!hit) return;
+  let input = over.data;
+  if (hit.width !== over.width || hit.height !== over.height) {
+    input = Buffer.alloc(hit.width * hit.height * 4);
+    for (let y = 0; y < hit.height; y++) {
+      const from = ((hit.top - top + y) * over.width + (hit.left - left)) * 4;
+      over.data.copy(input, y * hit.width * 4, from, from + hit.width * 4);
+    }
+  }
+  const img = await s.pipe();
+  s.commit(img.composite([{ input, raw: { width: hit.width, height: hit.height, channels: 4 }, left: hit.left, top: hit.top }]), s.width, s.height);
+}
+
+export interface OverlayArgs { uuid: string; size: Size | null; at: Align; opacity: number }
+export const overlay: OpDef<OverlayArgs> = {
+  kind: 'transform', stackable: true,
+  parse(p) {
+    expectCount('overlay', p, 1, 4);
+    const uuid = p[0]!.toLowerCase();
+    if (uuid !== 'self' && !UUID.test(uuid)) throw bad('overlay', `expects a file UUID or "self", got "${p[0]}"`);
+    return {
+      uuid,
+      size: p[1] !== undefined ? size('overlay', p[1]) : null,
+      at: p[2] !== undefined ? align('overlay', p[2], { negative: true }) : CENTER,
+      opacity: p[3] !== undefined ? opacity('overlay', p[3]) : 1,
+    };
+  },
+  async apply(s, a) {
+    const src = await s.loadOverlay(a.uuid);
+    // The overlay fits inside its box keeping its ratio; without a size it is kept as is but
+    // never larger than the base image.
+    const bw = a.size ? resolve(a.size.w, s.width) : Math.min(src.width, s.width);
+    const bh = a.size ? resolve(a.size.h, s.height) : Math.min(src.height, s.height);
+    const k = Math.min(bw / src.width, bh / src.height);
+    const { w, h } = a.size ? { w: Math.max(1, Math.round(src.width * k)), h: Math.max(1, Math.round(src.height * k)) }
+      : fitInside(src.width, src.height, bw, bh);
+    const { data } = await src.img.resize({ width: w, height: h, fit: 'fill' }).ensureAlpha()
+      .toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    if (a.opacity < 1) for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * a.opacity);
+    const { left, top } = place(a.at, s.width, s.height, w, h);
+    await drawRgba(s, { data, width: w, height: h, channels: 4 }, left, top);
+  },
+};
+
+export interface RectArgs { color: Rgba; size: Size; at: Align }
+export const rect: OpDef<RectArgs> = {
+  kind: 'transform', stackable: true,
+  parse(p) {
+    expectCount('rect', p, 3, 3);
+    return { color: color('rect', p[0]), size: size('rect', p[1]), at: align('rect', p[2]!, { negative: true }) };
+  },
+  async apply(s, a) {
+    const w = Math.max(1, resolve(a.size.w, s.width));
+    const h = Math.max(1, resolve(a.size.h, s.height));
+    const { left, top } = place(a.at, s.width, s.height, w, h);
+    const hit = intersect(left, top, w, h, s.width, s.height);
+    if (!hit) return;
+    const data = Buffer.alloc(hit.width * hit.height * 4);
+    const alpha = Math.round(a.color.alpha * 255);
+    for (let i = 0; i < data.length; i += 4) {
+      data[i] = a.color.r; data[i + 1] = a.color.g; data[i + 2] = a.color.b; data[i + 3] = alpha;
+    }
+    await drawRgba(s, { data, width: hit.width, height: hit.height, channels: 4 }, hit.left, hit.top);
+  },
+};

@@ -1,0 +1,83 @@
+/**
+ * The Stage implementation used by render.ts (the only place besides render.ts and decoders that
+ * loads sharp). See Stage in types.ts for the contract.
+ */
+import sharp, { type Sharp } from 'sharp';
+import type { LoadedImage, OutputOptions, RawImage, Stage, TextStyle } from './types.js';
+import type { Rgba } from './params.js';
+import { DEFAULT_TEXT } from './text.js';
+
+const WHITE: Rgba = { r: 255, g: 255, b: 255, alpha: 1 };
+const CLEAR: Rgba = { r: 0, g: 0, b: 0, alpha: 0 };
+
+export class PipelineStage implements Stage {
+  fill: Rgba | null = null;
+  stretch: 'on' | 'off' | 'fill' = 'on';
+  text: TextStyle = DEFAULT_TEXT;
+  readonly create = sharp;
+  /** Operations queued on `img` since it was last materialised. */
+  private pending = false;
+  /** Number of materialisations, for tests and keep_profile (a profile survives only unflushed). */
+  flushes = 0;
+
+  constructor(
+    private img: Sharp,
+    public width: number,
+    public height: number,
+    public hasAlpha: boolean,
+    readonly out: OutputOptions,
+    private readonly overlays: (uuid: string) => Promise<LoadedImage>,
+  ) {}
+
+  async pipe(): Promise<Sharp> {
+    if (this.pending) await this.materialise();
+    return this.img;
+  }
+
+  commit(img: Sharp, width: number, height: number, hasAlpha = this.hasAlpha): void {
+    this.img = img;
+    this.width = width;
+    this.height = height;
+    this.hasAlpha = hasAlpha;
+    this.pending = true;
+  }
+
+  async settle(): Promise<void> {
+    await this.materialise();
+  }
+
+  async raw(): Promise<RawImage> {
+    const { data, info } = await this.img.clone().toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    this.flushes++;
+    return { data, width: info.width, height: info.height, channels: info.channels >= 4 ? 4 : 3 };
+  }
+
+  fromRaw(raw: RawImage): void {
+    this.img = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels } });
+    this.width = raw.width;
+    this.height = raw.height;
+    this.hasAlpha = raw.channels === 4;
+    // A fresh raw pipeline has nothing queued: the next operation can use it directly.
+    this.pending = false;
+  }
+
+  /** Runs the queued operations into 8-bit sRGB pixels and starts a new pipeline on them. */
+  private async materialise(): Promise<void> {
+    const raw = await this.raw();
+    // Dimensions come from libvips, correcting any estimate (free-angle rotation, trim).
+    this.fromRaw(raw);
+  }
+
+  loadOverlay(uuid: string): Promise<LoadedImage> {
+    return this.overlays(uuid);
+  }
+
+  background(): Rgba {
+    return this.fill ?? (this.hasAlpha ? CLEAR : WHITE);
+  }
+
+  /** The pipeline to encode; the caller adds output options only. */
+  current(): Sharp {
+    return this.img;
+  }
+}

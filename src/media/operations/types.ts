@@ -1,0 +1,96 @@
+/**
+ * Types shared by the operation table. Only `import type` of sharp here and in every operation
+ * module: the table is imported by plan.ts, which must stay pure (no native module load).
+ */
+import type { Sharp } from 'sharp';
+import type sharpFactory from 'sharp';
+import type { Rgba } from './params.js';
+
+/**
+ * - `setting`: output option read by the encoder; position in the URL does not matter.
+ * - `transform`: pixel work applied in URL order (see render.ts for the fixed phase order).
+ * - `state`: modifies how later transforms behave (stretch, setfill, font, text_align, text_box).
+ */
+export type OpKind = 'setting' | 'transform' | 'state';
+
+export interface OpDef<A> {
+  readonly kind: OpKind;
+  /** Several occurrences all apply; otherwise the later duplicate wins. */
+  readonly stackable?: boolean;
+  /** One of resize/smart_resize/scale_crop/preview: its presence disables the implicit preview. */
+  readonly sizing?: boolean;
+  /** Changes the width/height attributes of an SVG served as SVG (spec rule 4). */
+  readonly svgGeometry?: boolean;
+  /** Allowed together with gif2video. */
+  readonly videoCompanion?: boolean;
+  /** Pure: params as split from the URL (already percent-decoded) to typed args, or AppError 400. */
+  parse(params: readonly string[]): A;
+  /** Applies the operation to the pipeline stage. Settings and state ops only touch `s.out`/state. */
+  apply(s: Stage, args: A): void | Promise<void>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOp = OpDef<any>;
+
+export interface RawImage { data: Buffer; width: number; height: number; channels: 3 | 4 }
+
+export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
+export type Quality = 'smart' | 'smart_retina' | 'normal' | 'better' | 'best' | 'lighter' | 'lightest';
+
+export interface OutputOptions {
+  format: OutputFormat | 'auto' | 'preserve' | null;
+  quality: Quality | null;
+  progressive: boolean;
+  stripMeta: 'all' | 'none' | 'sensitive';
+  srgb: 'fast' | 'icc' | 'keep_profile';
+  maxIccKb: number | null;
+  autorotate: boolean;
+  rasterize: boolean;
+}
+
+export interface TextStyle {
+  weight: 'regular' | 'bold';
+  style: 'normal' | 'italic';
+  size: number | null;
+  color: Rgba;
+  family: string;
+  alignH: 'left' | 'center' | 'right';
+  alignV: 'top' | 'center' | 'bottom';
+  box: 'none' | 'fit' | 'line' | 'fill';
+  boxColor: Rgba;
+  boxPadding: number;
+}
+
+export interface LoadedImage { img: Sharp; width: number; height: number; hasAlpha: boolean }
+
+/**
+ * The image being processed. sharp reorders operations queued on one pipeline into its own fixed
+ * order, so to keep URL order each transform takes the pipeline with `pipe()` (which materialises
+ * any earlier pending work first) and hands it back with `commit()`. After a resize the
+ * materialised image is small, so this costs little; a first resize still gets shrink-on-load.
+ */
+export interface Stage {
+  width: number;
+  height: number;
+  hasAlpha: boolean;
+  /** setfill colour; null = not set (transparent where alpha is possible, else white). */
+  fill: Rgba | null;
+  stretch: 'on' | 'off' | 'fill';
+  text: TextStyle;
+  readonly out: OutputOptions;
+  /** The sharp constructor, injected so operation modules never load the native module. */
+  readonly create: typeof sharpFactory;
+  /** Takes the pipeline for one operation; earlier pending work is materialised first. */
+  pipe(): Promise<Sharp>;
+  /** Gives the pipeline back with the dimensions it will produce. */
+  commit(img: Sharp, width: number, height: number, hasAlpha?: boolean): void;
+  /** Materialises now and reads real dimensions (for trim and free-angle rotation). */
+  settle(): Promise<void>;
+  /** 8-bit sRGB pixels of the current image (3 or 4 channels). */
+  raw(): Promise<RawImage>;
+  fromRaw(raw: RawImage): void;
+  /** Decodes another image of the same project for overlay (`self` = the source). */
+  loadOverlay(uuid: string | 'self'): Promise<LoadedImage>;
+  /** Background for areas outside the image: setfill, else transparent (alpha) or white. */
+  background(): Rgba;
+}

@@ -1,0 +1,101 @@
+/**
+ * CDN URL operations -> typed plan, before any byte of the file is read. Pure: never imports
+ * sharp (the operation table only imports its types).
+ *
+ * Normalisation: `@`-ops are dropped; a later duplicate of a non-stackable operation replaces the
+ * earlier one (stackable: overlay, rect, text, text_align, font, text_box, blur_region, stretch,
+ * resize, scale_crop, crop); the canonical string is rebuilt from what remains and is the cache
+ * key / ETag input (the HTTP layer adds the negotiated format for `format/auto`, see
+ * negotiateFormat in render.ts).
+ */
+import { AppError } from '../core/errors.js';
+import { lookup } from './operations/index.js';
+import { bad } from './operations/params.js';
+import { isVideoFormat } from './operations/output.js';
+
+export interface PlanStep { name: string; args: unknown; params: string[] }
+
+export interface Plan {
+  steps: PlanStep[];
+  canonical: string;
+  info: 'json' | null;
+  inline: boolean | null;
+  /** True if any operation other than inline, json and @-ops is present. */
+  isProcessing: boolean;
+  /** gif2video output container, or null when the plan is not gif2video. */
+  video: 'mp4' | 'webm' | null;
+  /** `-/format/jpeg/` was given: the output cap is 5000x5000 instead of 3000x3000. */
+  explicitJpeg: boolean;
+}
+
+/** Operations that start without a `-` segment before them (`/<uuid>/gif2video/…`). */
+const BARE_OPS = new Set(['gif2video', 'detect_faces']);
+const NOT_PROCESSING = new Set(['inline', 'json']);
+
+export function parsePlan(segments: string[]): Plan {
+  const raw = splitOps(segments.filter((s) => s !== ''));
+  const parsed: PlanStep[] = [];
+  for (const { name, params } of raw) {
+    if (name.startsWith('@')) continue; // client library tags such as -/@clib/blocks/1.2.3/uc-img/
+    const op = lookup(name);
+    if (!op) throw new AppError(400, 'UnknownOperation', `Unknown operation "${name}".`);
+    parsed.push({ name, args: op.parse(params), params });
+  }
+  const jsonAt = parsed.findIndex((s) => s.name === 'json');
+  if (jsonAt !== -1 && parsed.slice(jsonAt + 1).some((s) => s.name !== 'inline')) {
+    throw bad('json', 'it must be the last operation');
+  }
+  const steps = dedupe(parsed);
+  const formatStep = steps.find((s) => s.name === 'format');
+  const isVideo = steps.some((s) => s.name === 'gif2video');
+  if (isVideo) {
+    for (const s of steps) {
+      if (s.name !== 'inline' && !lookup(s.name)!.videoCompanion) {
+        throw bad(s.name, 'it cannot be combined with gif2video (allowed: format, quality, preview, resize, crop, scale_crop)');
+      }
+    }
+    if (formatStep && !isVideoFormat(formatStep.args)) throw bad('format', `gif2video produces mp4 or webm, got "${String(formatStep.args)}"`);
+  } else if (formatStep && isVideoFormat(formatStep.args)) {
+    throw bad('format', `"${String(formatStep.args)}" is only valid together with gif2video`);
+  }
+  const inlineStep = steps.find((s) => s.name === 'inline');
+  return {
+    steps,
+    canonical: steps.map((s) => ['-', s.name, ...s.params].join('/')).join('/'),
+    info: jsonAt !== -1 ? 'json' : null,
+    inline: inlineStep ? (inlineStep.args as boolean) : null,
+    isProcessing: steps.some((s) => !NOT_PROCESSING.has(s.name)),
+    video: isVideo ? ((formatStep?.args as 'mp4' | 'webm' | undefined) ?? 'mp4') : null,
+    explicitJpeg: formatStep?.args === 'jpeg',
+  };
+}
+
+function splitOps(segments: string[]): { name: string; params: string[] }[] {
+  const out: { name: string; params: string[] }[] = [];
+  let cur: { name: string; params: string[] } | null = null;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (seg === '-') {
+      const name = segments[i + 1];
+      if (name === undefined || name === '-') throw new AppError(400, 'InvalidOperation', 'Empty operation after "-/".');
+      cur = { name: name.startsWith('@') ? name : name.toLowerCase(), params: [] };
+      out.push(cur);
+      i++;
+    } else if (cur) {
+      cur.params.push(seg);
+    } else if (BARE_OPS.has(seg.toLowerCase())) {
+      cur = { name: seg.toLowerCase(), params: [] };
+      out.push(cur);
+    } else {
+      throw new AppError(400, 'InvalidOperation', `Expected "-/" before operation "${seg}".`);
+    }
+  }
+  return out;
+}
+
+/** Later duplicates of non-stackable operations win; the survivor keeps its own (later) position. */
+function dedupe(steps: PlanStep[]): PlanStep[] {
+  const lastIndex = new Map<string, number>();
+  steps.forEach((s, i) => lastIndex.set(s.name, i));
+  return steps.filter((s, i) => lookup(s.name)!.stackable === true || lastIndex.get(s.name) === i);
+}
