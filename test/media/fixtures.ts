@@ -57,10 +57,11 @@ export async function gradient(w = 120, h = 80): Promise<string> {
 export async function exifJpeg(): Promise<string> {
   const buf = await sharp(quadrantPixels(60, 40), { raw: { width: 60, height: 40, channels: 3 } })
     .withExif({
-      IFD0: { Make: 'StowageCam', Orientation: '6' },
+      IFD0: { Make: 'StowageCam' },
       IFD2: { DateTimeOriginal: '2021:05:06 07:08:09' },
       IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '48/1 51/1 30/1', GPSLongitudeRef: 'E', GPSLongitude: '2/1 21/1 0/1' },
     })
+    .withMetadata({ orientation: 6 })
     .jpeg()
     .toBuffer();
   return save('exif.jpg', buf);

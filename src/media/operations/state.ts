@@ -49,7 +49,15 @@ export class PipelineStage implements Stage {
   async raw(): Promise<RawImage> {
     const { data, info } = await this.img.clone().toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     this.flushes++;
-    return { data, width: info.width, height: info.height, channels: info.channels >= 4 ? 4 : 3 };
+    if (info.channels >= 3) return { data, width: info.width, height: info.height, channels: info.channels >= 4 ? 4 : 3 };
+    // A greyscale pipeline stays single-channel whatever colourspace is asked: widen it here.
+    const grey = info.channels;
+    const out = Buffer.alloc((data.length / grey) * (grey + 2));
+    for (let i = 0, o = 0; i < data.length; i += grey, o += grey + 2) {
+      out[o] = out[o + 1] = out[o + 2] = data[i]!;
+      if (grey === 2) out[o + 3] = data[i + 1]!;
+    }
+    return { data: out, width: info.width, height: info.height, channels: grey === 2 ? 4 : 3 };
   }
 
   fromRaw(raw: RawImage): void {
