@@ -76,7 +76,8 @@ export async function decodeOther(kind: 'bmp' | 'pcx' | 'tga' | 'heic', b: Buffe
 
 interface TgaLoader { load(d: Uint8Array): void; getImageData(d: { width: number; height: number; data: Uint8ClampedArray }): unknown }
 function decodeTga(b: Buffer, { width, height }: { width: number; height: number }): Rgba8 {
-  const Loader = (require('tga-js') as { default: new () => TgaLoader }).default;
+  const mod = require('tga-js') as (new () => TgaLoader) & { default?: new () => TgaLoader };
+  const Loader = mod.default ?? mod;
   const tga = new Loader();
   tga.load(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
   // Passing the target avoids tga-js reaching for `document`.
