@@ -45,6 +45,10 @@ const schema = z.object({
   /** Networks the outbound client may reach despite the SSRF guard. */
   outboundAllow: csv,
   jobPollMs: z.coerce.number().int().positive(),
+  /** How often some node sweeps expired unstored files. */
+  expirySweepMs: z.coerce.number().int().positive(),
+  /** PostgreSQL schema (created if missing); isolates tenants or test runs sharing a database. */
+  databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _').optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 });
 
@@ -65,6 +69,7 @@ export const DEFAULTS = {
   trustedProxies: [],
   outboundAllow: [],
   jobPollMs: 1000,
+  expirySweepMs: 60_000,
   logLevel: 'info',
 } as const;
 
@@ -88,6 +93,8 @@ const ENV_NAMES: Record<keyof Config, string> = {
   trustedProxies: 'STOWAGE_TRUSTED_PROXIES',
   outboundAllow: 'STOWAGE_OUTBOUND_ALLOW',
   jobPollMs: 'STOWAGE_JOB_POLL_MS',
+  expirySweepMs: 'STOWAGE_EXPIRY_SWEEP_MS',
+  databaseSchema: 'STOWAGE_DATABASE_SCHEMA',
   logLevel: 'STOWAGE_LOG_LEVEL',
 };
 
@@ -128,14 +135,15 @@ export function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-export function baseUrls(cfg: Config): { rest: string; upload: string; cdn: string } {
+/** Public base URLs: configured ones, else derived from the host and the ports actually bound. */
+export function baseUrls(cfg: Config, ports: { rest: number; upload: number; cdn: number }): { rest: string; upload: string; cdn: string } {
   const scheme = cfg.tlsCertFile ? 'https' : 'http';
-  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host;
+  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host;
   const def = (p: number) => `${scheme}://${host}:${p}`;
   return {
-    rest: trimSlash(cfg.restBaseUrl ?? def(cfg.restPort)),
-    upload: trimSlash(cfg.uploadBaseUrl ?? def(cfg.uploadPort)),
-    cdn: trimSlash(cfg.cdnBaseUrl ?? def(cfg.cdnPort)),
+    rest: trimSlash(cfg.restBaseUrl ?? def(ports.rest)),
+    upload: trimSlash(cfg.uploadBaseUrl ?? def(ports.upload)),
+    cdn: trimSlash(cfg.cdnBaseUrl ?? def(ports.cdn)),
   };
 }
 

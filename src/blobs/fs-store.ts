@@ -40,16 +40,13 @@ export class FsBlobStore implements BlobStore {
         done(null, chunk);
       },
     });
-    const handle = await fsp.open(tmp, 'w');
     try {
-      await pipeline(source, meter, handle.createWriteStream({ autoClose: false }));
-      await handle.sync();
+      // flush: fsync before close, so the bytes are on disk before the rename makes them visible.
+      await pipeline(source, meter, fs.createWriteStream(tmp, { flush: true }));
     } catch (err) {
-      await handle.close().catch(() => undefined);
       await fsp.rm(tmp, { force: true });
       throw err;
     }
-    await handle.close();
     await fsp.mkdir(path.dirname(final), { recursive: true });
     await fsp.rename(tmp, final);
     await syncDir(path.dirname(final));
@@ -77,9 +74,17 @@ export class FsBlobStore implements BlobStore {
     await fsp.rm(this.localPath(key), { force: true });
   }
 
-  /** Removes temp files left by a crash mid-upload; called once at start. */
-  async sweepTemp(): Promise<void> {
-    for (const name of await fsp.readdir(this.tmpDir)) await fsp.rm(path.join(this.tmpDir, name), { force: true });
+  /**
+   * Removes temp files left by a crash mid-upload; called at start. Only old ones: another
+   * process sharing the data dir may be writing the young ones right now.
+   */
+  async sweepTemp(olderThanMs: number): Promise<void> {
+    const cutoff = Date.now() - olderThanMs;
+    for (const name of await fsp.readdir(this.tmpDir)) {
+      const file = path.join(this.tmpDir, name);
+      const st = await fsp.stat(file).catch(() => null);
+      if (st && st.mtimeMs < cutoff) await fsp.rm(file, { force: true });
+    }
   }
 }
 

@@ -33,10 +33,19 @@ export interface IngestOptions {
   sourceUrl?: string | null;
 }
 
+export interface StagedBlob {
+  uuid: string;
+  blobKey: string;
+  size: number;
+  md5: string;
+}
+
 export const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
 
 export class FileService {
   readonly repo: FileRepo;
+  /** Called after a removal commits (the CDN drops its cached row). */
+  onRemoved: (uuid: string) => void = () => undefined;
   private readonly db: Kysely<Database>;
 
   constructor(private readonly meta: Db, readonly blobs: BlobStore) {
@@ -50,20 +59,39 @@ export class FileService {
 
   /** Streams bytes in, makes them durable, inspects them, then commits the row (in that order). */
   async ingest(project: ProjectRow, source: Readable, opts: IngestOptions): Promise<FileRecord> {
+    const staged = await this.stage(source, opts.maxBytes, opts.onTooLarge);
+    return this.commit(project, staged, opts);
+  }
+
+  /**
+   * First half of an upload: the bytes become durable under a fresh uuid, with no row yet. A crash
+   * after this leaves only unreferenced bytes, never a row without bytes.
+   */
+  async stage(source: Readable, maxBytes: number, onTooLarge: () => Error): Promise<StagedBlob> {
     const uuid = newUuid();
     const blobKey = FileService.blobKey(uuid);
-    const { size, md5 } = await this.blobs.put(blobKey, source, { maxBytes: opts.maxBytes, onTooLarge: opts.onTooLarge });
+    const { size, md5 } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge });
+    return { uuid, blobKey, size, md5 };
+  }
+
+  /** Drops staged bytes that will never get a row (the request failed after staging). */
+  async discard(staged: StagedBlob[]): Promise<void> {
+    await Promise.all(staged.map((s) => this.blobs.delete(s.blobKey).catch(() => undefined)));
+  }
+
+  /** Second half: inspect the staged bytes and commit the row with its events. */
+  async commit(project: ProjectRow, staged: StagedBlob, opts: Omit<IngestOptions, 'maxBytes' | 'onTooLarge'>): Promise<FileRecord> {
     try {
-      const inspection = await this.inspect(blobKey);
+      const inspection = await this.inspect(staged.blobKey);
       const original = cleanOriginalFilename(opts.originalFilename);
       const stored = opts.store === 'auto' ? project.autostore : opts.store;
       const record: FileRecord = {
-        uuid,
+        uuid: staged.uuid,
         projectId: project.id,
         uploadedUs: 0,
         storedUs: null,
         removedUs: null,
-        size,
+        size: staged.size,
         mimeType: inspection.mimeType,
         originalFilename: original,
         filename: sanitizeFilename(original),
@@ -72,14 +100,14 @@ export class FileService {
         contentInfo: inspection.contentInfo,
         metadata: opts.metadata,
         appdata: {},
-        blobKey,
-        md5,
+        blobKey: staged.blobKey,
+        md5: staged.md5,
         sourceUrl: opts.sourceUrl ?? null,
       };
       return await this.insertWithUniqueTime(record, stored, opts.initiator);
     } catch (err) {
       // No row points at these bytes: reclaim them now rather than leave an orphan.
-      await this.blobs.delete(blobKey).catch(() => undefined);
+      await this.discard([staged]);
       throw err;
     }
   }
@@ -140,10 +168,12 @@ export class FileService {
 
   /** Marks the file removed at once; its bytes are reclaimed by a job in the same transaction. */
   async remove(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
-    return this.db.transaction().execute(async (trx) => {
+    const removed = await this.db.transaction().execute(async (trx) => {
       const file = await this.lockOrThrow(trx, projectId, uuid);
       return this.removeLocked(trx, file, initiator, 'file.deleted');
     });
+    this.onRemoved(removed.uuid);
+    return removed;
   }
 
   private async removeLocked(trx: DbOrTrx, file: FileRecord, initiator: Initiator, event: 'file.deleted' | null): Promise<FileRecord> {
@@ -179,6 +209,7 @@ export class FileService {
         result.push(action === 'store' ? await this.storeLocked(trx, file, initiator) : await this.removeLocked(trx, file, initiator, 'file.deleted'));
       }
     });
+    if (action === 'remove') for (const f of result) this.onRemoved(f.uuid);
     return { problems, result };
   }
 

@@ -60,7 +60,14 @@ export interface JobsTable {
   created_us: number;
 }
 
+export interface TokenUsageTable {
+  token_id: string;
+  used: number;
+  expires_us: number;
+}
+
 export interface Database {
+  token_usage: TokenUsageTable;
   projects: ProjectsTable;
   secret_keys: SecretKeysTable;
   files: FilesTable;

@@ -4,5 +4,9 @@
  */
 import type { MigrationStep } from './types.js';
 import { core } from './0001_core.js';
+import { tokenUsage } from './0002_token_usage.js';
 
-export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [['0001_core', core]];
+export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
+  ['0001_core', core],
+  ['0002_token_usage', tokenUsage],
+];

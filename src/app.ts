@@ -1,0 +1,141 @@
+/**
+ * Wires the stores, services, job handlers and the three HTTP surfaces into one running node.
+ * Every node is stateless: all state lives in the metadata store and the blob store.
+ */
+import path from 'node:path';
+import type http from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { baseUrls, type Config } from './config.js';
+import type { AppContext } from './context.js';
+import { FsBlobStore } from './blobs/fs-store.js';
+import { openDb } from './db/connect.js';
+import { migrate } from './db/migrations.js';
+import { ProjectRepo } from './db/projects.js';
+import { ProjectService } from './core/projects.js';
+import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB, FileService } from './core/files.js';
+import { FILE_EVENT_JOB } from './core/events.js';
+import { enqueue, JobQueue } from './jobs/queue.js';
+import { Worker } from './jobs/worker.js';
+import { buildRestServer } from './http/rest/server.js';
+import { buildUploadServer } from './http/upload/server.js';
+import { buildCdnServer } from './http/cdn/server.js';
+import { loadTls } from './http/common/tls.js';
+import { registerFeatures } from './features.js';
+
+export interface RunningApp {
+  ctx: AppContext;
+  urls: { rest: string; upload: string; cdn: string };
+  close(): Promise<void>;
+}
+
+/** Opens the stores and runs migrations: what both `serve` and the admin commands need. */
+export async function openStores(config: Config, log: Logger) {
+  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
+  await migrate(db);
+  const projects = new ProjectService(new ProjectRepo(db.kysely));
+  log.debug({ dialect: db.dialect }, 'metadata store ready');
+  return { db, projects };
+}
+
+export function createLogger(config: Config): Logger {
+  // Secrets never reach logs: Authorization headers and key fields are redacted wherever they appear.
+  return pino({ level: config.logLevel, redact: ['*.authorization', '*.headers.authorization', '*.secret', '*.secretKey', '*.secret_key'] });
+}
+
+export async function startApp(config: Config, log: Logger = createLogger(config)): Promise<RunningApp> {
+  const { db, projects } = await openStores(config, log);
+  const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  await blobs.sweepTemp(60 * 60 * 1000);
+  const files = new FileService(db, blobs);
+  const queue = new JobQueue(db.kysely, db.dialect);
+  const worker = new Worker(queue, log, config.jobPollMs);
+  const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, queue, worker };
+  registerCoreJobs(ctx);
+  await registerFeatures(ctx);
+
+  const tls = loadTls(config);
+  const servers: Array<{ surface: 'rest' | 'upload' | 'cdn'; close: () => Promise<void>; port: () => number }> = [];
+  const ports = { rest: config.restPort, upload: config.uploadPort, cdn: config.cdnPort };
+  const fastifyApps: Array<['rest' | 'upload', FastifyInstance]> = [];
+  if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls)]);
+  if (config.only.includes('upload')) fastifyApps.push(['upload', await buildUploadServer(ctx, tls)]);
+  for (const [surface, app] of fastifyApps) {
+    await app.listen({ host: config.host, port: ports[surface] });
+    ports[surface] = (app.server.address() as { port: number }).port;
+    servers.push({ surface, close: () => app.close(), port: () => ports[surface] });
+  }
+  if (config.only.includes('cdn')) {
+    const cdn = buildCdnServer(ctx, tls);
+    await listen(cdn, config.host, config.cdnPort);
+    ports.cdn = (cdn.address() as { port: number }).port;
+    servers.push({ surface: 'cdn', close: () => closeHttp(cdn), port: () => ports.cdn });
+  }
+  Object.assign(ctx.bases, baseUrls(config, ports));
+
+  worker.start();
+  const sweeper = startExpiryScheduler(ctx);
+  return {
+    ctx,
+    urls: { ...ctx.bases },
+    async close() {
+      clearInterval(sweeper);
+      await Promise.all(servers.map((s) => s.close()));
+      await worker.stop();
+      await db.close();
+    },
+  };
+}
+
+function registerCoreJobs(ctx: AppContext): void {
+  ctx.worker.register(BLOB_DELETE_JOB, {
+    run: async (payload) => {
+      const p = payload as { projectId: number; uuid: string; blobKey: string };
+      await ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey);
+    },
+  });
+  ctx.worker.register(EXPIRY_SWEEP_JOB, {
+    leaseMs: 10 * 60 * 1000,
+    run: async () => {
+      const n = await ctx.files.expireUnstored(ctx.config.unstoredTtlMs);
+      if (n > 0) ctx.log.info({ expired: n }, 'expired unstored files');
+    },
+  });
+  // Until webhooks are configured, file events have no consumer; the webhook feature replaces this.
+  ctx.worker.register(FILE_EVENT_JOB, { run: async () => undefined });
+}
+
+/**
+ * Every node proposes a sweep each period under the same unique key; the queue keeps one, so
+ * exactly one node runs each period's sweep.
+ */
+function startExpiryScheduler(ctx: AppContext): NodeJS.Timeout {
+  const period = ctx.config.expirySweepMs;
+  const propose = () => {
+    const slot = Math.floor(Date.now() / period);
+    enqueue(ctx.db.kysely, { kind: EXPIRY_SWEEP_JOB, payload: { slot }, uniqueKey: `expiry:${period}:${slot}`, maxAttempts: 3 })
+      .then(() => ctx.worker.poke())
+      .catch((err: unknown) => ctx.log.warn({ err }, 'could not schedule expiry sweep'));
+  };
+  propose();
+  const timer = setInterval(propose, period);
+  timer.unref();
+  return timer;
+}
+
+function listen(server: http.Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeHttp(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

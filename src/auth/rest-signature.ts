@@ -1,0 +1,96 @@
+/**
+ * REST API authentication (spec "Authentication / REST API" and wire-reference §2.1, §5):
+ * `Svc <pub>:<hmac-sha1>` over method, body MD5, Content-Type, date and URI, and
+ * `Svc.Simple <pub>:<secret>` over HTTPS only. The official SDKs' words are accepted as aliases.
+ */
+import crypto from 'node:crypto';
+import { AppError } from '../core/errors.js';
+import { safeEqual } from '../core/ids.js';
+
+export const DATE_WINDOW_MS = 15 * 60 * 1000;
+
+export interface RestAuthRequest {
+  method: string;
+  /** Path plus `?` and the raw query, exactly as on the wire. */
+  uri: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  /** True over TLS, or behind a trusted proxy that said X-Forwarded-Proto: https. */
+  secure: boolean;
+}
+
+export interface KeyLookup {
+  (pubKey: string): Promise<{ projectId: number; secrets: string[] } | null>;
+}
+
+const unauthorized = (detail: string) => new AppError(401, 'Unauthorized', detail);
+const INCORRECT = 'Incorrect authentication credentials.';
+
+export function signRestRequest(secret: string, parts: { method: string; body: Buffer | string; contentType: string; date: string; uri: string }): string {
+  const md5 = crypto.createHash('md5').update(parts.body).digest('hex');
+  const message = [parts.method.toUpperCase(), md5, parts.contentType, parts.date, parts.uri].join('\n');
+  return crypto.createHmac('sha1', secret).update(message).digest('hex');
+}
+
+/** Resolves to the project id, or throws the spec's 400/401 with its exact detail text. */
+export async function verifyRestAuth(req: RestAuthRequest, lookup: KeyLookup, opts: { aliases: boolean; nowMs?: number }): Promise<number> {
+  const header = single(req.headers['authorization']);
+  if (!header) throw unauthorized('Authentication credentials were not provided.');
+  const m = /^(\S+)\s+([^:\s]+):(\S+)$/.exec(header.trim());
+  if (!m) throw unauthorized(INCORRECT);
+  const [, scheme = '', pubKey = '', credential = ''] = m;
+  const kind = schemeKind(scheme, opts.aliases);
+  if (!kind) throw unauthorized(INCORRECT);
+  if (kind === 'simple' && !req.secure) {
+    throw new AppError(400, 'SimpleAuthOverHttp', 'Simple authentication over HTTP is forbidden. Please, use HTTPS or signed requests instead.');
+  }
+  const project = await lookup(pubKey);
+  if (!project) throw unauthorized(`Public key ${pubKey} not found.`);
+  if (kind === 'simple') {
+    // Compare against every key so timing does not reveal which (or whether one) matched.
+    const ok = project.secrets.map((s) => safeEqual(s, credential)).some(Boolean);
+    if (!ok) throw unauthorized('Secret key not found.');
+    return project.projectId;
+  }
+  const date = dateHeader(req.headers, opts.aliases);
+  if (!date) throw unauthorized(INCORRECT);
+  const at = parseHttpDate(date);
+  const now = opts.nowMs ?? Date.now();
+  if (at === null || Math.abs(now - at) > DATE_WINDOW_MS) throw unauthorized(INCORRECT);
+  const contentType = single(req.headers['content-type']) ?? '';
+  const parts = { method: req.method, body: req.body, contentType, date, uri: req.uri };
+  const ok = project.secrets.map((s) => safeEqual(signRestRequest(s, parts), credential.toLowerCase())).some(Boolean);
+  if (!ok) throw unauthorized('Invalid signature. Please check your Secret key.');
+  return project.projectId;
+}
+
+function schemeKind(scheme: string, aliases: boolean): 'signed' | 'simple' | null {
+  if (scheme === 'Svc' || (aliases && scheme === 'Uploadcare')) return 'signed';
+  if (scheme === 'Svc.Simple' || (aliases && scheme === 'Uploadcare.Simple')) return 'simple';
+  return null;
+}
+
+/** Browsers cannot set Date, so SDKs send X-<Brand>-Date; it takes precedence when present. */
+function dateHeader(headers: RestAuthRequest['headers'], aliases: boolean): string | undefined {
+  return (aliases ? single(headers['x-uploadcare-date']) : undefined) ?? single(headers['x-svc-date']) ?? single(headers['date']);
+}
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/**
+ * RFC 2822 / RFC 1123 dates in GMT, also pyuploadcare's form with a comma after the year
+ * (`Tue, 14 Jul 2026, 10:00:00 GMT`). Returns epoch ms or null.
+ */
+export function parseHttpDate(text: string): number | null {
+  const m = /^(?:[A-Za-z]{3},\s*)?(\d{1,2})\s+([A-Za-z]{3})\s+(\d{4}),?\s+(\d{2}):(\d{2}):(\d{2})\s+(GMT|UTC|\+0000)$/.exec(text.trim());
+  if (!m) return null;
+  const month = MONTHS.indexOf((m[2] ?? '').toLowerCase());
+  if (month < 0) return null;
+  const [d, y, h, mi, s] = [m[1], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number];
+  if (h > 23 || mi > 59 || s > 60 || d < 1 || d > 31) return null;
+  return Date.UTC(y, month, d, h, mi, s);
+}
+
+function single(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -1,0 +1,23 @@
+/** Everything a surface needs, built once by app.ts and passed to each HTTP plugin. */
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Db } from './db/connect.js';
+import type { BlobStore } from './blobs/store.js';
+import type { FileService } from './core/files.js';
+import type { ProjectService } from './core/projects.js';
+import type { JobQueue } from './jobs/queue.js';
+import type { Worker } from './jobs/worker.js';
+import type { UrlBases } from './http/wire/file-json.js';
+
+export interface AppContext {
+  config: Config;
+  /** Public base URLs (no trailing slash); fixed once the listeners are bound. */
+  bases: UrlBases;
+  log: Logger;
+  db: Db;
+  blobs: BlobStore;
+  projects: ProjectService;
+  files: FileService;
+  queue: JobQueue;
+  worker: Worker;
+}

@@ -1,0 +1,40 @@
+/** JSON in and out without Fastify's defaults, which the official SDKs reject (charset suffix). */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../core/errors.js';
+
+export function sendJson(reply: FastifyReply, status: number, body: unknown, contentType = 'application/json'): FastifyReply {
+  return reply.code(status).header('content-type', contentType).send(JSON.stringify(body));
+}
+
+/** The raw body captured by the buffer content parser (empty when none). */
+export function rawBody(req: FastifyRequest): Buffer {
+  return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+}
+
+export function mediaType(req: FastifyRequest): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** Parses a JSON body; `what` names the expectation in the 400 message. */
+export function jsonBody(req: FastifyRequest): unknown {
+  const raw = rawBody(req);
+  if (raw.length === 0) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new AppError(400, 'BadJson', 'Request body is not valid JSON.');
+  }
+}
+
+/** Form fields from a urlencoded body, or from a JSON object body (clients send either). */
+export function formOrJsonBody(req: FastifyRequest): Record<string, unknown> {
+  const raw = rawBody(req);
+  if (raw.length === 0) return {};
+  if (mediaType(req) === 'application/x-www-form-urlencoded') {
+    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+  }
+  const parsed = jsonBody(req);
+  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  // Not JSON-looking: try urlencoded anyway (some clients omit the content type).
+  throw new AppError(400, 'BadBody', 'Expected a JSON object or form-urlencoded body.');
+}

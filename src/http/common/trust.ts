@@ -1,0 +1,34 @@
+/** Whether a request arrived over HTTPS: TLS on our socket, or a trusted proxy said so. */
+import ipaddr from 'ipaddr.js';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+
+export type ProxyMatcher = (address: string | undefined) => boolean;
+
+export function proxyMatcher(entries: string[]): ProxyMatcher {
+  const ranges = entries.map((e) => {
+    try {
+      return e.includes('/') ? ipaddr.parseCIDR(e) : ([ipaddr.parse(e), ipaddr.parse(e).kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number]);
+    } catch {
+      throw new Error(`invalid trusted proxy address or CIDR: ${e}`);
+    }
+  });
+  return (address) => {
+    if (!address || ranges.length === 0) return false;
+    let ip: ipaddr.IPv4 | ipaddr.IPv6;
+    try {
+      ip = ipaddr.process(address);
+    } catch {
+      return false;
+    }
+    return ranges.some(([net, bits]) => ip.kind() === net.kind() && ip.match(net, bits));
+  };
+}
+
+export function isSecure(req: IncomingMessage, trusted: ProxyMatcher): boolean {
+  if ((req.socket as TLSSocket).encrypted) return true;
+  if (!trusted(req.socket.remoteAddress)) return false;
+  const proto = req.headers['x-forwarded-proto'];
+  const first = (Array.isArray(proto) ? proto[0] : proto)?.split(',')[0]?.trim().toLowerCase();
+  return first === 'https';
+}

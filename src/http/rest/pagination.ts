@@ -1,0 +1,34 @@
+/**
+ * Cursor pagination as the public service does it (wire-reference §2.4): `next` carries `from` =
+ * the last item's time, `previous` carries `to` = the first item's time, both exclusive, plus
+ * `offset=0`. Item times are unique per project (see FileService), so the cursor alone is exact and
+ * clients that drop `offset`/`to` still walk without duplicates or gaps.
+ */
+import { formatCursor } from '../../core/time.js';
+
+export interface PageLinks {
+  next: string | null;
+  previous: string | null;
+}
+
+/**
+ * @param userParams the request's own parameters, in their order, without from/to/offset
+ */
+export function pageLinks(base: string, userParams: Array<[string, string]>, firstUs: number | null, lastUs: number | null, hasNext: boolean, hasPrevious: boolean): PageLinks {
+  const build = (cursor: [string, string]): string => {
+    const params = new URLSearchParams();
+    if (cursor[0] === 'from') params.append(...cursor);
+    for (const [k, v] of userParams) params.append(k, v);
+    if (cursor[0] === 'to') params.append(...cursor);
+    params.append('offset', '0');
+    return `${base}?${params.toString()}`;
+  };
+  return {
+    next: hasNext && lastUs !== null ? build(['from', formatCursor(lastUs)]) : null,
+    previous: hasPrevious && firstUs !== null ? build(['to', formatCursor(firstUs)]) : null,
+  };
+}
+
+export function userParams(query: Record<string, string | undefined>): Array<[string, string]> {
+  return Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && !['from', 'to', 'offset'].includes(e[0]));
+}

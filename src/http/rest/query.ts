@@ -1,0 +1,58 @@
+/** Strict parsing of REST query parameters: a bad value is a 400 naming the parameter. */
+import { AppError } from '../../core/errors.js';
+import { parseDateToUs } from '../../core/time.js';
+
+export type Query = Record<string, string | undefined>;
+
+const bad = (detail: string) => new AppError(400, 'BadRequest', detail);
+
+export function queryOf(raw: unknown): Query {
+  const out: Query = {};
+  for (const [k, v] of Object.entries((raw ?? {}) as Record<string, unknown>)) out[k] = Array.isArray(v) ? String(v[v.length - 1]) : v === undefined ? undefined : String(v);
+  return out;
+}
+
+export function boolParam(q: Query, name: string): boolean | null {
+  const v = q[name];
+  if (v === undefined || v === '') return null;
+  const s = v.toLowerCase();
+  if (s === 'true' || s === '1') return true;
+  if (s === 'false' || s === '0') return false;
+  throw bad(`\`${name}\` must be true or false.`);
+}
+
+export function limitParam(q: Query, def = 100, max = 1000): number {
+  const v = q['limit'];
+  if (v === undefined || v === '') return def;
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) throw bad(`\`limit\` must be an integer from 1 to ${max}.`);
+  return Number(v);
+}
+
+export function orderingParam(q: Query, field: string): boolean {
+  const v = q['ordering'];
+  if (v === undefined || v === '' || v === field) return false;
+  if (v === `-${field}`) return true;
+  throw bad(`\`ordering\` must be ${field} or -${field}.`);
+}
+
+export function dateParam(q: Query, name: string): number | null {
+  const v = q[name];
+  if (v === undefined || v === '') return null;
+  const us = parseDateToUs(v);
+  if (us === null) throw bad(`\`${name}\` must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.`);
+  return us;
+}
+
+export function offsetParam(q: Query): number {
+  const v = q['offset'];
+  if (v === undefined || v === '') return 0;
+  if (!/^\d+$/.test(v)) throw bad('`offset` must be a non-negative integer.');
+  return Number(v);
+}
+
+export function includeParam(q: Query, allowed: string[]): Set<string> {
+  const v = q['include'];
+  const items = new Set((v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+  for (const item of items) if (!allowed.includes(item)) throw bad(`\`include\` accepts only: ${allowed.join(', ')}.`);
+  return items;
+}

@@ -1,0 +1,79 @@
+/**
+ * The REST API surface: versioning (Accept), authentication, one error renderer, and one plugin per
+ * resource. Bodies are captured raw because the request signature covers their MD5.
+ */
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../../core/errors.js';
+import { verifyRestAuth } from '../../auth/rest-signature.js';
+import type { AppContext } from '../../context.js';
+import { rawBody, sendJson } from '../common/json.js';
+import { isSecure, proxyMatcher } from '../common/trust.js';
+import { fileRoutes } from './files.js';
+import { metadataRoutes } from './metadata.js';
+import { projectRoutes } from './project.js';
+import type { HttpsOptions } from '../common/tls.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    projectId: number;
+  }
+}
+
+const NEUTRAL_ACCEPT = 'application/vnd.svc-v0.7+json';
+const SDK_ACCEPT = 'application/vnd.uploadcare-v0.7+json';
+const NOT_ACCEPTABLE = 'Incorrect Accept header provided. Make sure to specify API version. Refer to REST API docs for details.';
+
+export async function buildRestServer(ctx: AppContext, https: HttpsOptions | null): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024, ...(https ? { https } : {}) });
+  const trusted = proxyMatcher(ctx.config.trustedProxies);
+  app.decorateRequest('projectId', 0);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('access-control-allow-origin', '*');
+    if (req.method === 'OPTIONS') {
+      reply
+        .header('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS')
+        .header('access-control-allow-headers', req.headers['access-control-request-headers'] ?? 'Authorization, Content-Type, Accept')
+        .header('access-control-max-age', '600')
+        .code(204)
+        .send();
+    }
+  });
+
+  app.addHook('preHandler', async (req) => {
+    checkAccept(req, ctx.config.sdkAliases);
+    req.projectId = await verifyRestAuth(
+      { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure: isSecure(req.raw, trusted) },
+      async (pub) => {
+        const found = await ctx.projects.lookup(pub);
+        return found ? { projectId: found.project.id, secrets: found.secrets } : null;
+      },
+      { aliases: ctx.config.sdkAliases },
+    );
+  });
+
+  app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: 'Not found.' }));
+  app.setErrorHandler((err: Error, req, reply) => {
+    if (isAppError(err)) {
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return sendJson(reply, err.status, { detail: err.message });
+    }
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status && status >= 400 && status < 500) return sendJson(reply, status, { detail: err.message });
+    ctx.log.error({ err, url: req.url }, 'REST handler failed');
+    return sendJson(reply, 500, { detail: 'Internal server error.' });
+  });
+
+  await app.register(fileRoutes(ctx));
+  await app.register(metadataRoutes(ctx));
+  await app.register(projectRoutes(ctx));
+  return app;
+}
+
+function checkAccept(req: FastifyRequest, aliases: boolean): void {
+  const accepted = (req.headers.accept ?? '').split(',').map((t) => t.split(';')[0]?.trim().toLowerCase());
+  const ok = accepted.includes(NEUTRAL_ACCEPT) || (aliases && accepted.includes(SDK_ACCEPT));
+  if (!ok) throw new AppError(406, 'NotAcceptable', NOT_ACCEPTABLE);
+}

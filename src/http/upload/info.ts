@@ -1,0 +1,23 @@
+/** GET /info/: the upload API's view of one file (wire-reference §1.5). */
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { parseUuid } from '../../core/ids.js';
+import { uploadInfoJson } from '../wire/file-json.js';
+import { uploadError } from './errors.js';
+import { queryParams, requireProject } from './params.js';
+
+export function infoRoute(ctx: AppContext) {
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    app.get('/info/', async (req, reply) => {
+      const params = queryParams(req.query);
+      const found = await requireProject(ctx, params, 'other');
+      const raw = params.get('file_id');
+      if (!raw) throw uploadError(400, 'FileIdRequiredError', 'file_id is required.');
+      const uuid = parseUuid(raw);
+      if (!uuid) throw uploadError(400, 'FileIdInvalidError', 'file_id is invalid.');
+      const file = await ctx.files.repo.get(found.project.id, uuid);
+      if (!file || file.removedUs !== null) throw uploadError(404, 'FileNotFoundError', 'File is not found.');
+      return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(uploadInfoJson(file)));
+    });
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Upload API parameters arrive as query string, urlencoded or multipart fields, merged (body wins).
+ * This module reads the public key and store choice under every name the clients use.
+ */
+import type { AppContext } from '../../context.js';
+import type { ProjectRow } from '../../core/projects.js';
+import type { StoreChoice } from '../../core/files.js';
+import { validateMetadata } from '../../core/metadata.js';
+import { uploadError } from './errors.js';
+
+export type Params = Map<string, string>;
+
+/** Field names carrying the public key: neutral, SDK (base, multipart) and `pub_key` (others). */
+function pubKeyNames(aliases: boolean): string[] {
+  return aliases ? ['SVC_PUB_KEY', 'UPLOADCARE_PUB_KEY', 'pub_key'] : ['SVC_PUB_KEY', 'pub_key'];
+}
+
+function storeNames(aliases: boolean): string[] {
+  return aliases ? ['SVC_STORE', 'UPLOADCARE_STORE', 'store'] : ['SVC_STORE', 'store'];
+}
+
+export function firstOf(params: Params, names: string[]): string | undefined {
+  for (const n of names) {
+    const v = params.get(n);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+/**
+ * Resolves the project; `label` is the field name used in error texts (`UPLOADCARE_PUB_KEY` for
+ * base/multipart, `pub_key` elsewhere), as the SDK's tests expect.
+ */
+export async function requireProject(ctx: AppContext, params: Params, label: 'base' | 'other'): Promise<{ project: ProjectRow; secrets: string[] }> {
+  const name = label === 'base' ? (ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY') : 'pub_key';
+  const pub = firstOf(params, pubKeyNames(ctx.config.sdkAliases));
+  if (!pub) throw uploadError(403, 'ProjectPublicKeyRequiredError', `${name} is required.`);
+  const found = await ctx.projects.lookup(pub);
+  if (!found) throw uploadError(403, 'ProjectPublicKeyInvalidError', `${name} is invalid.`);
+  return found;
+}
+
+export function storeChoice(ctx: AppContext, params: Params): StoreChoice {
+  const v = firstOf(params, storeNames(ctx.config.sdkAliases));
+  if (v === undefined || v === '' || v === 'auto') return 'auto';
+  if (v === '1' || v === 'true' || v === 'True') return true;
+  if (v === '0' || v === 'false' || v === 'False') return false;
+  throw uploadError(400, 'UploadViewsError', 'store should be 0, 1 or auto.');
+}
+
+/** `metadata[key]=value` fields, validated with the spec's limits. */
+export function metadataFields(params: Params): Record<string, string> {
+  const entries: Array<[string, string]> = [];
+  for (const [k, v] of params) {
+    const m = /^metadata\[(.*)\]$/s.exec(k);
+    if (m) entries.push([m[1] ?? '', v]);
+  }
+  return validateMetadata(entries);
+}
+
+export function queryParams(query: unknown): Params {
+  const out: Params = new Map();
+  for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    const value = Array.isArray(v) ? v[v.length - 1] : v;
+    if (typeof value === 'string') out.set(k, value);
+  }
+  return out;
+}
+
+/** Refuses NUL characters anywhere in a parameter (wire: NullCharactersForbiddenError). */
+export function checkNoNulls(params: Params): void {
+  for (const [k, v] of params) {
+    if (k.includes('\0') || v.includes('\0')) throw uploadError(400, 'NullCharactersForbiddenError', 'Null characters are not allowed.');
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The Upload API surface: CORS as the browser SDK needs it, body encodings merged, one error
+ * renderer (plain text or `jsonerrors`), and one plugin per endpoint.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import { AppError, isAppError } from '../../core/errors.js';
+import type { AppContext } from '../../context.js';
+import type { HttpsOptions } from '../common/tls.js';
+import { baseRoute, MAX_FILES_PER_REQUEST } from './base.js';
+import { infoRoute } from './info.js';
+import { renderUploadError, uploadError } from './errors.js';
+
+export type UploadPlugin = (ctx: AppContext) => (app: FastifyInstance) => Promise<void>;
+
+/** Endpoint plugins; later features (multipart, from_url, group) append theirs. */
+export const UPLOAD_PLUGINS: UploadPlugin[] = [baseRoute, infoRoute];
+
+export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | null): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1024 * 1024,
+    routerOptions: { ignoreDuplicateSlashes: true },
+    ...(https ? { https } : {}),
+  });
+  await app.register(multipart, {
+    limits: { fileSize: ctx.config.maxUploadBytes, files: MAX_FILES_PER_REQUEST, fields: 1000, fieldSize: 64 * 1024, parts: 1200, headerPairs: 100 },
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+  // Raw bodies (multipart part PUTs) are read as streams by their routes.
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply
+      .header('access-control-allow-origin', '*')
+      .header('access-control-allow-credentials', 'true')
+      .header('access-control-expose-headers', 'Warning, Retry-After');
+    if (req.method === 'OPTIONS') {
+      reply
+        .header('access-control-allow-methods', 'GET, POST, PUT, HEAD, OPTIONS')
+        .header('access-control-allow-headers', req.headers['access-control-request-headers'] ?? 'X-UC-User-Agent, X-PINGOTHER, DNT, Authorization, Content-Type')
+        .header('access-control-max-age', '1')
+        .code(200)
+        .send();
+    }
+  });
+
+  app.setNotFoundHandler((req, reply) =>
+    renderUploadError(req, reply, uploadError(404, 'NotFound', 'Not found.')),
+  );
+  app.setErrorHandler((err: Error, req, reply) => {
+    if (isAppError(err)) return renderUploadError(req, reply, err);
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status === 413) return renderUploadError(req, reply, uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.'));
+    if (status && status >= 400 && status < 500) return renderUploadError(req, reply, new AppError(status, 'BaseViewsError', 'Request processing failed.'));
+    ctx.log.error({ err, url: req.url }, 'upload handler failed');
+    return renderUploadError(req, reply, uploadError(500, 'UploadAPIError', 'Internal error.'));
+  });
+
+  for (const plugin of UPLOAD_PLUGINS) await app.register(plugin(ctx));
+  return app;
+}

@@ -1,0 +1,182 @@
+/**
+ * CLI entry: `stowage serve`, `stowage migrate`, and project/key administration. Options come
+ * from flags, then STOWAGE_* environment variables, then defaults (see config.ts).
+ */
+import { Command, Option } from 'commander';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, openStores, startApp } from './app.js';
+import { isAppError } from './core/errors.js';
+
+type Flags = Partial<Record<keyof Config, unknown>>;
+
+function storeOptions(cmd: Command): Command {
+  return cmd
+    .option('--data-dir <dir>', 'data directory (SQLite file and blobs) [STOWAGE_DATA_DIR]')
+    .option('--database-url <url>', 'postgres://… to use PostgreSQL instead of SQLite [STOWAGE_DATABASE_URL]')
+    .option('--database-schema <name>', 'PostgreSQL schema [STOWAGE_DATABASE_SCHEMA]');
+}
+
+function flagsOf(opts: Record<string, unknown>): Flags {
+  const flags: Flags = {};
+  const map: Record<string, keyof Config> = {
+    dataDir: 'dataDir',
+    databaseUrl: 'databaseUrl',
+    databaseSchema: 'databaseSchema',
+    restPort: 'restPort',
+    uploadPort: 'uploadPort',
+    cdnPort: 'cdnPort',
+    host: 'host',
+    logLevel: 'logLevel',
+    maxUploadBytes: 'maxUploadBytes',
+  };
+  for (const [opt, key] of Object.entries(map)) if (opts[opt] !== undefined) flags[key] = opts[opt];
+  if (typeof opts['only'] === 'string') flags.only = opts['only'].split(',').map((s) => s.trim());
+  return flags;
+}
+
+async function withStores<T>(opts: Record<string, unknown>, fn: (stores: Awaited<ReturnType<typeof openStores>>) => Promise<T>): Promise<T> {
+  const config = loadConfig({ ...flagsOf(opts), logLevel: 'warn' });
+  const stores = await openStores(config, createLogger(config));
+  try {
+    return await fn(stores);
+  } finally {
+    await stores.db.close();
+  }
+}
+
+const onOff = (v: string): boolean => {
+  if (['on', 'true', '1', 'yes'].includes(v)) return true;
+  if (['off', 'false', '0', 'no'].includes(v)) return false;
+  throw new Error(`expected on or off, got "${v}"`);
+};
+
+export function buildCli(): Command {
+  const program = new Command('stowage').description('Self-hosted file upload, storage, processing and delivery').showHelpAfterError();
+
+  storeOptions(program.command('serve').description('start the REST, Upload and CDN servers'))
+    .option('--rest-port <n>', 'REST API port [STOWAGE_REST_PORT]')
+    .option('--upload-port <n>', 'Upload API port [STOWAGE_UPLOAD_PORT]')
+    .option('--cdn-port <n>', 'CDN port [STOWAGE_CDN_PORT]')
+    .option('--host <addr>', 'listen address [STOWAGE_HOST]')
+    .option('--only <surfaces>', 'comma-separated subset of rest,upload,cdn [STOWAGE_ONLY]')
+    .option('--log-level <level>', 'pino log level [STOWAGE_LOG_LEVEL]')
+    .action(async (opts: Record<string, unknown>) => {
+      const config = loadConfig(flagsOf(opts));
+      const app = await startApp(config);
+      const demo = await ensureDemoProject(app.ctx.projects);
+      const lines = [
+        `Stowage is running (data: ${config.databaseUrl ? 'PostgreSQL' : config.dataDir}).`,
+        `  REST API:   ${app.urls.rest}/`,
+        `  Upload API: ${app.urls.upload}/`,
+        `  CDN:        ${app.urls.cdn}/`,
+      ];
+      if (demo) lines.push(`Demo project "${demo.name}": public key ${demo.pubKey}, secret key ${demo.secret}`);
+      process.stdout.write(lines.join('\n') + '\n');
+      const stop = (signal: string) => {
+        app.ctx.log.info({ signal }, 'shutting down');
+        app.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+
+  storeOptions(program.command('migrate').description('bring the metadata store schema up to date')).action(async (opts: Record<string, unknown>) => {
+    await withStores(opts, async () => process.stdout.write('schema is up to date\n'));
+  });
+
+  const project = program.command('project').description('manage projects');
+  storeOptions(project.command('create').description('create a project and print its keys'))
+    .requiredOption('--name <name>', 'project name')
+    .option('--signed-uploads', 'require upload tokens or signatures', false)
+    .addOption(new Option('--autostore <on|off>', 'store uploads by default (store=auto)').default('on'))
+    .option('--json', 'print JSON', false)
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        const { project: p, secretKey } = await projects.create({
+          name: String(opts['name']),
+          signedUploads: opts['signedUploads'] === true,
+          autostore: onOff(String(opts['autostore'])),
+        });
+        const out = { id: p.id, name: p.name, public_key: p.pubKey, secret_key: secretKey, autostore: p.autostore, signed_uploads: p.signedUploads };
+        process.stdout.write(opts['json'] ? JSON.stringify(out) + '\n' : `created project ${p.name}\n  public key: ${p.pubKey}\n  secret key: ${secretKey}\n`);
+      });
+    });
+  storeOptions(project.command('list').description('list projects'))
+    .option('--json', 'print JSON', false)
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        const rows = (await projects.list()).map((p) => ({ id: p.id, name: p.name, public_key: p.pubKey, autostore: p.autostore, signed_uploads: p.signedUploads }));
+        process.stdout.write(opts['json'] ? JSON.stringify(rows) + '\n' : rows.map((r) => `${r.public_key}  ${r.name}${r.signed_uploads ? '  (signed uploads)' : ''}`).join('\n') + '\n');
+      });
+    });
+  storeOptions(project.command('set').description('change project settings'))
+    .requiredOption('--pub-key <key>', 'project public key')
+    .option('--signed-uploads <on|off>', 'require upload tokens or signatures')
+    .option('--autostore <on|off>', 'store uploads by default')
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        const patch: { signedUploads?: boolean; autostore?: boolean } = {};
+        if (opts['signedUploads'] !== undefined) patch.signedUploads = onOff(String(opts['signedUploads']));
+        if (opts['autostore'] !== undefined) patch.autostore = onOff(String(opts['autostore']));
+        const p = await projects.update(String(opts['pubKey']), patch);
+        process.stdout.write(`${p.pubKey}: autostore ${p.autostore ? 'on' : 'off'}, signed uploads ${p.signedUploads ? 'on' : 'off'}\n`);
+      });
+    });
+
+  const key = program.command('key').description('manage secret keys of a project');
+  storeOptions(key.command('add').description('add a secret key'))
+    .requiredOption('--pub-key <key>', 'project public key')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        const k = await projects.addSecret(String(opts['pubKey']));
+        process.stdout.write(opts['json'] ? JSON.stringify({ id: k.id, secret_key: k.secret }) + '\n' : `added key ${k.id}: ${k.secret}\n`);
+      });
+    });
+  storeOptions(key.command('list').description('list secret keys (ids and last four characters)'))
+    .requiredOption('--pub-key <key>', 'project public key')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        const rows = (await projects.listSecrets(String(opts['pubKey']))).map((k) => ({ id: k.id, ends_with: k.secret.slice(-4), revoked: k.revokedUs !== null }));
+        process.stdout.write(opts['json'] ? JSON.stringify(rows) + '\n' : rows.map((r) => `${r.id}  …${r.ends_with}${r.revoked ? '  (revoked)' : ''}`).join('\n') + '\n');
+      });
+    });
+  storeOptions(key.command('revoke').description('revoke a secret key'))
+    .requiredOption('--pub-key <key>', 'project public key')
+    .requiredOption('--id <n>', 'key id (see key list)')
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        await projects.revokeSecret(String(opts['pubKey']), Number(opts['id']));
+        process.stdout.write(`revoked key ${String(opts['id'])}\n`);
+      });
+    });
+  return program;
+}
+
+/** `npm start` should hand a new user working keys: create a demo project on first start. */
+async function ensureDemoProject(projects: import('./core/projects.js').ProjectService): Promise<{ name: string; pubKey: string; secret: string } | null> {
+  const existing = await projects.list();
+  const demo = existing.find((p) => p.name === 'demo') ?? null;
+  if (demo) {
+    const secret = (await projects.listSecrets(demo.pubKey)).find((k) => k.revokedUs === null)?.secret ?? '(revoked)';
+    return { name: demo.name, pubKey: demo.pubKey, secret };
+  }
+  if (existing.length > 0) return null;
+  const created = await projects.create({ name: 'demo' });
+  return { name: 'demo', pubKey: created.project.pubKey, secret: created.secretKey };
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) process.stderr.write(`stowage: ${err.message}\n`);
+    else if (isAppError(err)) process.stderr.write(`stowage: ${err.message}\n`);
+    else process.stderr.write(`stowage: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+}
