@@ -4,6 +4,9 @@
  * JSON columns hold text and are parsed at the edge of the query modules.
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { GroupsTables } from './tables/groups.js';
+import type { UploadsTables } from './tables/uploads.js';
+import type { WebhooksTables } from './tables/webhooks.js';
 
 export interface ProjectsTable {
   id: Generated<number>;
@@ -66,7 +69,7 @@ export interface TokenUsageTable {
   expires_us: number;
 }
 
-export interface Database {
+export interface Database extends GroupsTables, WebhooksTables, UploadsTables {
   token_usage: TokenUsageTable;
   projects: ProjectsTable;
   secret_keys: SecretKeysTable;

@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.js';
 
 export function sendJson(reply: FastifyReply, status: number, body: unknown, contentType = 'application/json'): FastifyReply {
-  return reply.code(status).header('content-type', contentType).send(JSON.stringify(body));
+  // A Buffer, because Fastify appends "; charset=utf-8" to string bodies, which the JS SDK rejects.
+  return reply.code(status).header('content-type', contentType).send(Buffer.from(JSON.stringify(body)));
 }
 
 /** The raw body captured by the buffer content parser (empty when none). */

@@ -8,6 +8,7 @@ import { verifyRestAuth } from '../../auth/rest-signature.js';
 import type { AppContext } from '../../context.js';
 import { rawBody, sendJson } from '../common/json.js';
 import { isSecure, proxyMatcher } from '../common/trust.js';
+import { FEATURES } from '../../features.js';
 import { fileRoutes } from './files.js';
 import { metadataRoutes } from './metadata.js';
 import { projectRoutes } from './project.js';
@@ -69,6 +70,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   await app.register(fileRoutes(ctx));
   await app.register(metadataRoutes(ctx));
   await app.register(projectRoutes(ctx));
+  for (const feature of FEATURES) if (feature.restRoutes) await app.register(feature.restRoutes(ctx));
   return app;
 }
 

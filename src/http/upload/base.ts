@@ -12,6 +12,7 @@ import type { StagedBlob } from '../../core/files.js';
 import { isAppError } from '../../core/errors.js';
 import { authorizeUpload } from './credentials.js';
 import { uploadError } from './errors.js';
+import { sendJson } from '../common/json.js';
 import { checkNoNulls, metadataFields, queryParams, requireProject, storeChoice, type Params } from './params.js';
 
 interface StagedPart {
@@ -49,7 +50,7 @@ export function baseRoute(ctx: AppContext) {
           throw err;
         }
         ctx.worker.poke();
-        return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(out));
+        return sendJson(reply, 200, out);
       } catch (err) {
         await ctx.files.discard(parts.map((p) => p.staged));
         throw mapMultipartError(err);

@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.js';
+import { sendJson } from '../common/json.js';
 
 export const uploadError = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   new AppError(status, code, message, headers);
@@ -18,10 +19,7 @@ export function wantsJsonErrors(req: FastifyRequest): boolean {
 export function renderUploadError(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
   if (wantsJsonErrors(req)) {
-    return reply
-      .code(200)
-      .header('content-type', 'application/json')
-      .send(JSON.stringify({ error: { status_code: err.status, content: err.message, error_code: err.code } }));
+    return sendJson(reply, 200, { error: { status_code: err.status, content: err.message, error_code: err.code } });
   }
   return reply.code(err.status).header('content-type', 'text/plain; charset=utf-8').send(err.message);
 }

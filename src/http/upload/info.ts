@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.js';
 import { parseUuid } from '../../core/ids.js';
 import { uploadInfoJson } from '../wire/file-json.js';
 import { uploadError } from './errors.js';
+import { sendJson } from '../common/json.js';
 import { queryParams, requireProject } from './params.js';
 
 export function infoRoute(ctx: AppContext) {
@@ -17,7 +18,7 @@ export function infoRoute(ctx: AppContext) {
       if (!uuid) throw uploadError(400, 'FileIdInvalidError', 'file_id is invalid.');
       const file = await ctx.files.repo.get(found.project.id, uuid);
       if (!file || file.removedUs !== null) throw uploadError(404, 'FileNotFoundError', 'File is not found.');
-      return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(uploadInfoJson(file)));
+      return sendJson(reply, 200, uploadInfoJson(file));
     });
   };
 }

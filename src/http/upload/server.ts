@@ -3,6 +3,7 @@
  * renderer (plain text or `jsonerrors`), and one plugin per endpoint.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { FEATURES } from '../../features.js';
 import multipart from '@fastify/multipart';
 import { AppError, isAppError } from '../../core/errors.js';
 import type { AppContext } from '../../context.js';
@@ -11,10 +12,6 @@ import { baseRoute, MAX_FILES_PER_REQUEST } from './base.js';
 import { infoRoute } from './info.js';
 import { renderUploadError, uploadError } from './errors.js';
 
-export type UploadPlugin = (ctx: AppContext) => (app: FastifyInstance) => Promise<void>;
-
-/** Endpoint plugins; later features (multipart, from_url, group) append theirs. */
-export const UPLOAD_PLUGINS: UploadPlugin[] = [baseRoute, infoRoute];
 
 export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | null): Promise<FastifyInstance> {
   const app = Fastify({
@@ -59,6 +56,8 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
     return renderUploadError(req, reply, uploadError(500, 'UploadAPIError', 'Internal error.'));
   });
 
-  for (const plugin of UPLOAD_PLUGINS) await app.register(plugin(ctx));
+  await app.register(baseRoute(ctx));
+  await app.register(infoRoute(ctx));
+  for (const feature of FEATURES) if (feature.uploadRoutes) await app.register(feature.uploadRoutes(ctx));
   return app;
 }

@@ -1,0 +1,6 @@
+import type { MigrationStep } from './types.js';
+
+/** Tables of the groups feature. */
+export const groupsMigration: MigrationStep = async () => {
+  // Filled in by the groups feature.
+};

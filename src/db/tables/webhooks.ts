@@ -1,0 +1,3 @@
+/** Tables of the webhooks feature (merged into Database in ../schema.ts). */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface WebhooksTables {}

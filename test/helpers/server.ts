@@ -1,0 +1,118 @@
+/**
+ * Starts a real Stowage server as a child process (the built CLI) on ephemeral ports, with its own
+ * data dir and, when STOWAGE_DATABASE_URL points at PostgreSQL, its own schema. Tests talk to it
+ * over real HTTP only.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+const BIN = path.join(ROOT, 'bin', 'stowage.js');
+
+export interface ProjectKeys {
+  public_key: string;
+  secret_key: string;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  /** Reuse a data dir / schema (restart after a crash, second node). */
+  dataDir?: string;
+  schema?: string;
+  args?: string[];
+}
+
+export interface TestServer {
+  rest: string;
+  upload: string;
+  cdn: string;
+  dataDir: string;
+  schema: string | undefined;
+  child: ChildProcess;
+  env: Record<string, string>;
+  output(): string;
+  createProject(extra?: string[]): Promise<ProjectKeys>;
+  cli(args: string[]): string;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export const usingPostgres = (): boolean => /^postgres/.test(process.env['STOWAGE_DATABASE_URL'] ?? '');
+
+export function newSchema(): string | undefined {
+  return usingPostgres() ? `t_${crypto.randomBytes(6).toString('hex')}` : undefined;
+}
+
+export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-test-'));
+  const schema = opts.schema ?? newSchema();
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    STOWAGE_DATA_DIR: dataDir,
+    STOWAGE_REST_PORT: '0',
+    STOWAGE_UPLOAD_PORT: '0',
+    STOWAGE_CDN_PORT: '0',
+    STOWAGE_LOG_LEVEL: 'warn',
+    STOWAGE_JOB_POLL_MS: '200',
+    ...(schema ? { STOWAGE_DATABASE_SCHEMA: schema } : {}),
+    ...opts.env,
+  };
+  const child = spawn(process.execPath, [BIN, 'serve', ...(opts.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const urls = await new Promise<{ rest: string; upload: string; cdn: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const rest = /REST API:\s+(\S+?)\/?\n/.exec(out)?.[1];
+      const upload = /Upload API:\s+(\S+?)\/?\n/.exec(out)?.[1];
+      const cdn = /CDN:\s+(\S+?)\/?\n/.exec(out)?.[1];
+      if (rest && upload && cdn && /Stowage is running/.test(out)) {
+        clearTimeout(timer);
+        resolve({ rest, upload, cdn });
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const cli = (args: string[]): string => execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
+  return {
+    ...urls,
+    dataDir,
+    schema,
+    child,
+    env,
+    output: () => out,
+    cli,
+    async createProject(extra: string[] = []) {
+      return JSON.parse(cli(['project', 'create', '--name', `p${crypto.randomBytes(3).toString('hex')}`, '--json', ...extra])) as ProjectKeys;
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    async kill() {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** RSS of a process in bytes, from /proc (Linux). */
+export function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+  return Number(kb) * 1024;
+}
+
+/** Runs the CLI once with the given env (for admin commands outside a server). */
+export function runCli(args: string[], env: Record<string, string>): string {
+  return execFileSync(process.execPath, [BIN, ...args], { env: { ...(process.env as Record<string, string>), ...env }, encoding: 'utf8' });
+}

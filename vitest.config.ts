@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Integration suites start real server processes; two cores, so keep parallelism modest.
+    maxWorkers: 2,
+    minWorkers: 1,
+    pool: 'forks',
+  },
+});
