@@ -11,7 +11,12 @@ export async function migrate(db: Db): Promise<void> {
       return out;
     },
   };
-  const { error, results } = await new Migrator({ db: db.kysely, provider }).migrateToLatest();
+  const { error, results } = await new Migrator({
+    db: db.kysely,
+    provider,
+    // Kysely looks for its own tables across all schemas unless told which one is ours.
+    ...(db.schema ? { migrationTableSchema: db.schema } : {}),
+  }).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
