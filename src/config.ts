@@ -50,6 +50,17 @@ const schema = z.object({
   /** PostgreSQL schema (created if missing); isolates tenants or test runs sharing a database. */
   databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _').optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  /** Uploads feature: unfinished multipart uploads expire (and their parts are reclaimed) after this. */
+  multipartTtlMs: z.coerce.number().int().positive(),
+  /** Uploads feature: total deadline of one from_url download. */
+  fromUrlTimeoutMs: z.coerce.number().int().positive(),
+  /** Uploads feature: job lease of a from_url fetch, renewed while it runs; a dead node's fetch restarts after it. */
+  fromUrlLeaseMs: z.coerce.number().int().min(1000),
+  /** Throttling: sustained requests per second and burst per project; 0 switches the limit off. */
+  rateRestPerSec: z.coerce.number().min(0),
+  rateRestBurst: z.coerce.number().int().min(1),
+  rateUploadPerSec: z.coerce.number().min(0),
+  rateUploadBurst: z.coerce.number().int().min(1),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -71,6 +82,13 @@ export const DEFAULTS = {
   jobPollMs: 1000,
   expirySweepMs: 60_000,
   logLevel: 'info',
+  multipartTtlMs: 24 * 3600 * 1000,
+  fromUrlTimeoutMs: 10 * 60 * 1000,
+  fromUrlLeaseMs: 30_000,
+  rateRestPerSec: 100,
+  rateRestBurst: 500,
+  rateUploadPerSec: 100,
+  rateUploadBurst: 500,
 } as const;
 
 /** Environment variable for each key (STOWAGE_ + upper snake case). */
@@ -96,6 +114,13 @@ const ENV_NAMES: Record<keyof Config, string> = {
   expirySweepMs: 'STOWAGE_EXPIRY_SWEEP_MS',
   databaseSchema: 'STOWAGE_DATABASE_SCHEMA',
   logLevel: 'STOWAGE_LOG_LEVEL',
+  multipartTtlMs: 'STOWAGE_MULTIPART_TTL_MS',
+  fromUrlTimeoutMs: 'STOWAGE_FROM_URL_TIMEOUT_MS',
+  fromUrlLeaseMs: 'STOWAGE_FROM_URL_LEASE_MS',
+  rateRestPerSec: 'STOWAGE_RATE_REST_PER_SEC',
+  rateRestBurst: 'STOWAGE_RATE_REST_BURST',
+  rateUploadPerSec: 'STOWAGE_RATE_UPLOAD_PER_SEC',
+  rateUploadBurst: 'STOWAGE_RATE_UPLOAD_BURST',
 };
 
 export class ConfigError extends Error {}

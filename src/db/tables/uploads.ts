@@ -1,3 +1,46 @@
 /** Tables of the uploads feature (merged into Database in ../schema.ts). */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface UploadsTables {}
+
+export interface MultipartUploadsTable {
+  uuid: string;
+  project_id: number;
+  filename: string;
+  content_type: string;
+  size: number;
+  part_size: number;
+  parts: number;
+  store: 'auto' | '1' | '0';
+  /** JSON text: Record<string, string>. */
+  metadata: string;
+  state: 'open' | 'completing' | 'done';
+  created_us: number;
+  expires_us: number;
+}
+
+export interface FromUrlTasksTable {
+  token: string;
+  project_id: number;
+  source_url: string;
+  /** JSON text: FromUrlOptions (src/uploads/from-url/tasks.ts). */
+  options: string;
+  status: 'waiting' | 'progress' | 'success' | 'error';
+  done: number;
+  /** null while the size is unknown. */
+  total: number | null;
+  file_uuid: string | null;
+  error: string | null;
+  error_code: string | null;
+  created_us: number;
+  updated_us: number;
+}
+
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_us: number;
+}
+
+export interface UploadsTables {
+  multipart_uploads: MultipartUploadsTable;
+  from_url_tasks: FromUrlTasksTable;
+  server_secrets: ServerSecretsTable;
+}
