@@ -13,6 +13,7 @@ import { fileRoutes } from './files.js';
 import { metadataRoutes } from './metadata.js';
 import { projectRoutes } from './project.js';
 import type { HttpsOptions } from '../common/tls.js';
+import { restLimiter, throttleRest } from '../../throttle/http.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,6 +55,9 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
       { aliases: ctx.config.sdkAliases },
     );
   });
+  // Per-project throttling, after authentication has named the project.
+  const limiter = restLimiter(ctx);
+  app.addHook('preHandler', async (req) => throttleRest(limiter, req.projectId));
 
   app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: 'Not found.' }));
   app.setErrorHandler((err: Error, req, reply) => {

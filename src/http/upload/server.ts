@@ -11,6 +11,7 @@ import type { HttpsOptions } from '../common/tls.js';
 import { baseRoute, MAX_FILES_PER_REQUEST } from './base.js';
 import { infoRoute } from './info.js';
 import { renderUploadError, uploadError } from './errors.js';
+import { throttleUpload, uploadLimiter } from '../../throttle/http.js';
 
 
 export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | null): Promise<FastifyInstance> {
@@ -43,6 +44,10 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
         .send();
     }
   });
+
+  // Per-project throttling (src/throttle): 429 RequestThrottledError with Retry-After.
+  const limiter = uploadLimiter(ctx);
+  app.addHook('preHandler', async (req) => throttleUpload(limiter, req));
 
   app.setNotFoundHandler((req, reply) =>
     renderUploadError(req, reply, uploadError(404, 'NotFound', 'Not found.')),

@@ -1,0 +1,106 @@
+/**
+ * The durable from_url fetch: downloads through the one OutboundClient (SSRF guard, redirect
+ * re-checks, size and time caps) straight into the blob store, persisting progress as it goes,
+ * then commits the file. The job's lease is renewed while it runs, so a short lease is safe and a
+ * node killed mid-download hands the fetch to the next worker soon after.
+ */
+import { Readable } from 'node:stream';
+import type { AppContext } from '../../context.js';
+import { isAppError } from '../../core/errors.js';
+import { apiInitiator } from '../../core/events.js';
+import { FileService } from '../../core/files.js';
+import { nowUs } from '../../core/time.js';
+import type { ClaimedJob } from '../../jobs/queue.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { downloadErrors } from '../../net/errors.js';
+import type { OutboundClient, OutboundResponse } from '../../net/outbound.js';
+import type { FromUrlTasks } from './tasks.js';
+import { filenameFor } from './filename.js';
+
+const PROGRESS_EVERY_MS = 500;
+
+export function fetchJob(ctx: AppContext, tasks: FromUrlTasks, client: OutboundClient): JobHandler {
+  const leaseMs = ctx.config.fromUrlLeaseMs;
+  return {
+    leaseMs,
+    retryInMs: (attempt) => Math.min(60_000, 1000 * 2 ** attempt),
+    run: async (payload, job) => {
+      const token = (payload as { token: string }).token;
+      const heartbeat = setInterval(() => void renewLease(ctx, job, leaseMs), Math.max(250, Math.floor(leaseMs / 3)));
+      try {
+        await runFetch(ctx, tasks, client, token, job);
+      } finally {
+        clearInterval(heartbeat);
+      }
+    },
+  };
+}
+
+async function renewLease(ctx: AppContext, job: ClaimedJob, leaseMs: number): Promise<void> {
+  await ctx.db.kysely
+    .updateTable('jobs')
+    .set({ lease_until_us: nowUs() + leaseMs * 1000 })
+    .where('id', '=', job.id)
+    .where('state', '=', 'pending')
+    .execute()
+    .catch((err: unknown) => ctx.log.warn({ err, job: job.id }, 'could not renew from_url lease'));
+}
+
+async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundClient, token: string, job: ClaimedJob): Promise<void> {
+  const task = await tasks.get(token);
+  if (!task || task.status === 'success' || task.status === 'error') return;
+  const opts = tasks.options(task);
+  // A previous run committed the file but died before recording it: just record it.
+  const existing = await ctx.files.repo.get(Number(task.project_id), opts.fileUuid);
+  if (existing) return tasks.succeed(token, existing.uuid);
+  const found = await ctx.projects.lookup(opts.pubKey);
+  if (!found) return tasks.fail(token, 'DownloadFileValidationFailedError', 'The project no longer exists.');
+
+  const maxBytes = ctx.config.maxUploadBytes;
+  try {
+    await tasks.progress(token, 0, null);
+    const res = await client.download(task.source_url, { maxBytes, timeoutMs: ctx.config.fromUrlTimeoutMs });
+    const blobKey = FileService.blobKey(opts.fileUuid);
+    const put = await ctx.blobs.put(blobKey, counted(res, (done) => tasks.progress(token, done, res.contentLength)), {
+      maxBytes,
+      onTooLarge: () => downloadErrors.tooBig(maxBytes + 1, maxBytes),
+    });
+    await tasks.progress(token, put.size, put.size);
+    const file = await ctx.files.commit(found.project, { uuid: opts.fileUuid, blobKey, size: put.size, md5: put.md5 }, {
+      originalFilename: opts.filename ?? filenameFor(res),
+      store: opts.store,
+      metadata: opts.metadata,
+      initiator: apiInitiator(opts.requestId),
+      sourceUrl: opts.saveDuplicates ? task.source_url : null,
+    });
+    await tasks.succeed(token, file.uuid);
+    ctx.worker.poke();
+  } catch (err) {
+    // The URL or the remote side is at fault: a final answer for the client, no retry.
+    if (isAppError(err) && err.status < 500 && !err.code.startsWith('DownloadFileHTTPNetwork')) return tasks.fail(token, err.code, err.message);
+    if (job.attempt >= job.maxAttempts) {
+      const e = isAppError(err) ? err : null;
+      return tasks.fail(token, e?.code ?? 'DownloadFileInternalServerError', e?.message ?? 'Internal server error.');
+    }
+    throw err; // network trouble or our own failure: the queue retries with backoff
+  }
+}
+
+/** The body as a stream (errors propagate), reporting bytes read at most every PROGRESS_EVERY_MS. */
+function counted(res: OutboundResponse, report: (done: number) => Promise<void>): Readable {
+  async function* gen(): AsyncGenerator<Uint8Array> {
+    let done = 0;
+    let last = 0;
+    for await (const chunk of res.body) {
+      done += chunk.length;
+      const now = Date.now();
+      if (now - last >= PROGRESS_EVERY_MS) {
+        last = now;
+        // Progress is advisory: a failed write must not fail the download.
+        report(done).catch(() => undefined);
+      }
+      yield chunk;
+    }
+  }
+  return Readable.from(gen(), { objectMode: false });
+}

@@ -1,0 +1,90 @@
+/**
+ * Where multipart parts go. The HTTP handlers only talk to this interface, never to a backend.
+ *
+ * Design note (object storage, later issue): an S3 implementation returns presigned UploadPart
+ * URLs from `partUrls` (parts then bypass this server entirely, so `acceptsParts` is false and the
+ * PUT route answers 404), reads part sizes with ListParts, and `assemble` becomes
+ * CompleteMultipartUpload — no bytes flow through the node. The local implementation below receives
+ * the parts itself through signed, expiring URLs on the Upload API and concatenates them by
+ * streaming into the blob store.
+ */
+import crypto from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { BlobStore, PutResult } from '../../blobs/store.js';
+import { safeEqual } from '../../core/ids.js';
+
+export interface PartTarget {
+  uuid: string;
+  parts: number;
+}
+
+export interface MultipartStore {
+  /** True when clients PUT parts to this server (so the part route is served). */
+  readonly acceptsParts: boolean;
+  /** One absolute URL per part, in order; valid until `expiresAtS` (Unix seconds). */
+  partUrls(target: PartTarget, expiresAtS: number): Promise<string[]>;
+  /** Verifies a part URL's signature; false when forged or expired. */
+  verifyPartUrl(uuid: string, part: number, expiresAtS: string, sig: string): Promise<boolean>;
+  /** Stores one part; a retry overwrites it atomically. Rejects past `maxBytes`. */
+  writePart(uuid: string, part: number, body: Readable, maxBytes: number, onTooLarge: () => Error): Promise<PutResult>;
+  /** Size of each part (index 0 = part 1), null when not uploaded. */
+  partSizes(target: PartTarget): Promise<Array<number | null>>;
+  /** Streams the parts in order into `destKey`; memory stays flat whatever the size. */
+  assemble(target: PartTarget, destKey: string, expectedBytes: number, onTooLarge: () => Error): Promise<PutResult>;
+  /** Drops every part (idempotent). */
+  removeParts(target: PartTarget): Promise<void>;
+}
+
+export class BlobPartStore implements MultipartStore {
+  readonly acceptsParts = true;
+
+  constructor(
+    private readonly blobs: BlobStore,
+    private readonly uploadBase: () => string,
+    private readonly secret: () => Promise<Buffer>,
+  ) {}
+
+  static partKey(uuid: string, part: number): string {
+    return `multipart/${uuid.slice(0, 2)}/${uuid}/${part}`;
+  }
+
+  async partUrls(t: PartTarget, expiresAtS: number): Promise<string[]> {
+    const key = await this.secret();
+    const urls: string[] = [];
+    for (let n = 1; n <= t.parts; n++) {
+      urls.push(`${this.uploadBase()}/multipart/upload/${t.uuid}/${n}/?expires=${expiresAtS}&sig=${sign(key, t.uuid, n, String(expiresAtS))}`);
+    }
+    return urls;
+  }
+
+  async verifyPartUrl(uuid: string, part: number, expiresAtS: string, sig: string): Promise<boolean> {
+    if (!/^\d{1,12}$/.test(expiresAtS) || Number(expiresAtS) * 1000 < Date.now()) return false;
+    return safeEqual(sign(await this.secret(), uuid, part, expiresAtS), sig);
+  }
+
+  writePart(uuid: string, part: number, body: Readable, maxBytes: number, onTooLarge: () => Error): Promise<PutResult> {
+    return this.blobs.put(BlobPartStore.partKey(uuid, part), body, { maxBytes, onTooLarge });
+  }
+
+  partSizes(t: PartTarget): Promise<Array<number | null>> {
+    return Promise.all(Array.from({ length: t.parts }, (_, i) => this.blobs.size(BlobPartStore.partKey(t.uuid, i + 1))));
+  }
+
+  assemble(t: PartTarget, destKey: string, expectedBytes: number, onTooLarge: () => Error): Promise<PutResult> {
+    const blobs = this.blobs;
+    async function* concat(): AsyncGenerator<Buffer> {
+      for (let n = 1; n <= t.parts; n++) {
+        for await (const chunk of await blobs.get(BlobPartStore.partKey(t.uuid, n))) yield chunk as Buffer;
+      }
+    }
+    return this.blobs.put(destKey, Readable.from(concat(), { objectMode: false }), { maxBytes: expectedBytes, onTooLarge });
+  }
+
+  async removeParts(t: PartTarget): Promise<void> {
+    await Promise.all(Array.from({ length: t.parts }, (_, i) => this.blobs.delete(BlobPartStore.partKey(t.uuid, i + 1)).catch(() => undefined)));
+  }
+}
+
+function sign(key: Buffer, uuid: string, part: number, expires: string): string {
+  return crypto.createHmac('sha256', key).update(`${uuid}/${part}/${expires}`).digest('hex');
+}

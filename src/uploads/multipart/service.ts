@@ -1,0 +1,138 @@
+/**
+ * Multipart uploads (wire-reference §1.8): start records the upload and hands out part URLs,
+ * parts land in the MultipartStore, complete checks the sizes and streams the parts into the file's
+ * blob under the uuid announced at start, then commits the row like any other upload.
+ * Unfinished uploads are reclaimed by a job scheduled at start for their expiry time.
+ */
+import type { Selectable } from 'kysely';
+import type { AppContext } from '../../context.js';
+import { apiInitiator } from '../../core/events.js';
+import { FileService, type StoreChoice } from '../../core/files.js';
+import type { FileRecord } from '../../core/file-record.js';
+import type { ProjectRow } from '../../core/projects.js';
+import { newUuid } from '../../core/ids.js';
+import { nowUs } from '../../core/time.js';
+import type { MultipartUploadsTable } from '../../db/tables/uploads.js';
+import { uploadError } from '../../http/upload/errors.js';
+import { enqueue } from '../../jobs/queue.js';
+import type { MultipartStore, PartTarget } from './part-store.js';
+
+export const MULTIPART_EXPIRE_JOB = 'multipart.expire';
+export const MIN_FILE_BYTES = 10_485_760;
+export const MIN_PART_BYTES = 5_242_880;
+export const MAX_PART_BYTES = 5_368_709_120;
+
+type Row = Selectable<MultipartUploadsTable>;
+
+export interface StartRequest {
+  filename: string;
+  contentType: string;
+  size: number;
+  partSize: number;
+  store: StoreChoice;
+  metadata: Record<string, string>;
+}
+
+export const notFound = () => uploadError(404, 'MultipartFileNotFoundError', 'File is not found.');
+export const alreadyUploaded = () => uploadError(400, 'MultipartFileAlreadyUploadedError', 'File is already uploaded.');
+const tooSmall = () => uploadError(400, 'MultipartUploadSizeTooSmallError', 'File size mismatch. Not all parts uploaded?');
+const tooLarge = () => uploadError(400, 'MultipartUploadSizeTooLargeError', 'Uploaded size is more than expected.');
+const wrongParts = () => uploadError(400, 'MultipartFileCompletionFailedError', 'Can not complete upload. Wrong parts size?');
+
+export class MultipartService {
+  constructor(private readonly ctx: AppContext, readonly store: MultipartStore) {}
+
+  async start(project: ProjectRow, r: StartRequest): Promise<{ uuid: string; parts: string[] }> {
+    const uuid = newUuid();
+    const parts = Math.ceil(r.size / r.partSize);
+    const created = nowUs();
+    const expires = created + this.ctx.config.multipartTtlMs * 1000;
+    await this.ctx.db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('multipart_uploads')
+        .values({
+          uuid,
+          project_id: project.id,
+          filename: r.filename,
+          content_type: r.contentType,
+          size: r.size,
+          part_size: r.partSize,
+          parts,
+          store: r.store === 'auto' ? 'auto' : r.store ? '1' : '0',
+          metadata: JSON.stringify(r.metadata),
+          state: 'open',
+          created_us: created,
+          expires_us: expires,
+        })
+        .execute();
+      // The reclaim is durable from the start: it runs at expiry whatever happens to this node.
+      await enqueue(trx, { kind: MULTIPART_EXPIRE_JOB, payload: { uuid, parts }, runAtUs: expires, uniqueKey: `multipart-expire:${uuid}` });
+    });
+    return { uuid, parts: await this.store.partUrls({ uuid, parts }, Math.floor(expires / 1_000_000)) };
+  }
+
+  /** The open upload a part belongs to; 404 when unknown or expired, 400 once completed. */
+  async openUpload(uuid: string, projectId?: number): Promise<Row> {
+    let q = this.ctx.db.kysely.selectFrom('multipart_uploads').selectAll().where('uuid', '=', uuid);
+    if (projectId !== undefined) q = q.where('project_id', '=', projectId);
+    const row = await q.executeTakeFirst();
+    if (!row || Number(row.expires_us) < nowUs()) throw notFound();
+    if (row.state === 'done') throw alreadyUploaded();
+    return row;
+  }
+
+  async complete(project: ProjectRow, uuid: string, requestId: string): Promise<FileRecord> {
+    const row = await this.openUpload(uuid, project.id);
+    // One completion at a time: the state flip is the lock.
+    const claimed = await this.ctx.db.kysely
+      .updateTable('multipart_uploads')
+      .set({ state: 'completing' })
+      .where('uuid', '=', uuid)
+      .where('state', '=', 'open')
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) === 0) throw alreadyUploaded();
+    const target: PartTarget = { uuid, parts: Number(row.parts) };
+    let file: FileRecord;
+    try {
+      await this.checkSizes(row, target);
+      const size = Number(row.size);
+      const blobKey = FileService.blobKey(uuid);
+      const put = await this.store.assemble(target, blobKey, size, tooLarge);
+      if (put.size !== size) {
+        await this.ctx.blobs.delete(blobKey);
+        throw tooSmall();
+      }
+      file = await this.ctx.files.commit(project, { uuid, blobKey, size: put.size, md5: put.md5 }, {
+        originalFilename: row.filename,
+        store: row.store === 'auto' ? 'auto' : row.store === '1',
+        metadata: JSON.parse(row.metadata) as Record<string, string>,
+        initiator: apiInitiator(requestId),
+      });
+    } catch (err) {
+      // Let the client fix the parts and try again.
+      await this.ctx.db.kysely.updateTable('multipart_uploads').set({ state: 'open' }).where('uuid', '=', uuid).execute();
+      throw err;
+    }
+    await this.ctx.db.kysely.updateTable('multipart_uploads').set({ state: 'done' }).where('uuid', '=', uuid).execute();
+    await this.store.removeParts(target);
+    this.ctx.worker.poke();
+    return file;
+  }
+
+  private async checkSizes(row: Row, target: PartTarget): Promise<void> {
+    const sizes = await this.store.partSizes(target);
+    const partSize = Number(row.part_size);
+    let total = 0;
+    for (const s of sizes) total += s ?? 0;
+    if (total > Number(row.size)) throw tooLarge();
+    if (sizes.some((s) => s === null) || total < Number(row.size)) throw tooSmall();
+    // Right total but a short middle part (and so a long last one): the bytes are misplaced.
+    if (sizes.slice(0, -1).some((s) => s !== partSize)) throw wrongParts();
+  }
+
+  /** Job body: drop the parts and forget the upload. Idempotent. */
+  async expire(uuid: string, parts: number): Promise<void> {
+    await this.ctx.db.kysely.deleteFrom('multipart_uploads').where('uuid', '=', uuid).execute();
+    await this.store.removeParts({ uuid, parts });
+  }
+}

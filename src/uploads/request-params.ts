@@ -1,0 +1,43 @@
+/**
+ * Parameters of the non-file upload endpoints (multipart start/complete, from_url): query string,
+ * urlencoded body or multipart fields, merged with the body winning (wire-reference §1.1).
+ * Multipart bodies here carry fields only; a file part is refused rather than buffered.
+ */
+import type { FastifyRequest } from 'fastify';
+import { uploadError } from '../http/upload/errors.js';
+import { checkNoNulls, queryParams, type Params } from '../http/upload/params.js';
+import { mapMultipartError } from '../http/upload/base.js';
+
+export async function requestParams(req: FastifyRequest): Promise<Params> {
+  const params = queryParams(req.query);
+  if (req.isMultipart()) {
+    try {
+      for await (const part of req.parts()) {
+        if (part.type === 'file') {
+          part.file.resume();
+          throw uploadError(400, 'UploadViewsError', 'Upload request processing failed.');
+        }
+        if (typeof part.value === 'string') params.set(part.fieldname, part.value);
+      }
+    } catch (err) {
+      throw mapMultipartError(err);
+    }
+  } else if (req.body && typeof req.body === 'object' && typeof (req.body as { pipe?: unknown }).pipe !== 'function') {
+    for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) {
+      if (typeof v === 'string') params.set(k, v);
+    }
+  } else if (req.body && typeof (req.body as { resume?: unknown }).resume === 'function') {
+    // An unparsed body of another type: drain it so the connection stays usable.
+    (req.body as { resume(): void }).resume();
+  }
+  checkNoNulls(params);
+  return params;
+}
+
+/** `1`/`true` vs `0`/`false`; anything else is the default. */
+export function flag(v: string | undefined, dflt: boolean): boolean {
+  if (v === undefined || v === '') return dflt;
+  if (['1', 'true', 'True', 'yes'].includes(v)) return true;
+  if (['0', 'false', 'False', 'no'].includes(v)) return false;
+  return dflt;
+}
