@@ -5,7 +5,7 @@ import pg from 'pg';
 
 export default async function setup(): Promise<void> {
   const root = path.resolve(__dirname, '..', '..');
-  execSync('node scripts/ensure-built.mjs', { cwd: root, stdio: 'inherit' });
+  if (!process.env['STOWAGE_SKIP_BUILD']) execSync('node scripts/ensure-built.mjs', { cwd: root, stdio: 'inherit' });
   const url = process.env['STOWAGE_DATABASE_URL'];
   if (!url || !/^postgres/.test(url)) return;
   const client = new pg.Client({ connectionString: url });

@@ -92,7 +92,7 @@ export function mapMultipartError(err: unknown): unknown {
     case 'FST_PROTO_VIOLATION':
       return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
     default:
-      if (err instanceof Error && /Unexpected end of form|Malformed part header|Multipart: Boundary not found/i.test(err.message)) {
+      if (err instanceof Error && /unexpected end|terminated early|malformed part header|boundary not found|multipart/i.test(err.message)) {
         return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
       }
       return err;
