@@ -61,6 +61,26 @@ const schema = z.object({
   rateRestBurst: z.coerce.number().int().min(1),
   rateUploadPerSec: z.coerce.number().min(0),
   rateUploadBurst: z.coerce.number().int().min(1),
+  /** Groups feature: total uncompressed bytes of one group archive (spec: 2 GB). */
+  groupArchiveMaxBytes: z.coerce.number().int().positive(),
+  /** Copies: largest source copied as is, and largest source copied with operations (spec: 5 GB, 100 MB). */
+  copyMaxBytes: z.coerce.number().int().positive(),
+  copyProcessedMaxBytes: z.coerce.number().int().positive(),
+  /** Images feature: disk cache of processed results under <dataDir>/cache (0 = off), and its in-memory front for small results. */
+  cdnCacheMaxBytes: z.coerce.number().int().min(0),
+  cdnMemoryCacheBytes: z.coerce.number().int().min(0),
+  /** Images feature: image pipelines run at once (0 = number of CPUs) and requests allowed to wait for one; beyond: 503. */
+  cdnProcessConcurrency: z.coerce.number().int().min(0),
+  cdnProcessQueue: z.coerce.number().int().min(0),
+  /** Webhook delivery: deadline of one POST (connect, response and the read excerpt). */
+  webhookTimeoutMs: z.coerce.number().int().positive(),
+  /** Webhook retries: first delay; each further one doubles (with jitter) up to webhookRetryMaxMs. */
+  webhookRetryBaseMs: z.coerce.number().int().positive(),
+  webhookRetryMaxMs: z.coerce.number().int().positive(),
+  /** Webhook retries stop (the delivery is given up) this long after the event. */
+  webhookRetryForMs: z.coerce.number().int().positive(),
+  /** Delivery attempt records older than this are pruned. */
+  webhookDeliveryRetentionMs: z.coerce.number().int().positive(),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -89,6 +109,18 @@ export const DEFAULTS = {
   rateRestBurst: 500,
   rateUploadPerSec: 100,
   rateUploadBurst: 500,
+  groupArchiveMaxBytes: 2 * 1024 ** 3,
+  copyMaxBytes: 5 * 1024 ** 3,
+  copyProcessedMaxBytes: 100 * 1024 ** 2,
+  cdnCacheMaxBytes: 1024 ** 3,
+  cdnMemoryCacheBytes: 64 * 1024 ** 2,
+  cdnProcessConcurrency: 0,
+  cdnProcessQueue: 64,
+  webhookTimeoutMs: 15_000,
+  webhookRetryBaseMs: 30_000,
+  webhookRetryMaxMs: 3600_000,
+  webhookRetryForMs: 72 * 3600_000,
+  webhookDeliveryRetentionMs: 30 * 24 * 3600_000,
 } as const;
 
 /** Environment variable for each key (STOWAGE_ + upper snake case). */
@@ -121,6 +153,18 @@ const ENV_NAMES: Record<keyof Config, string> = {
   rateRestBurst: 'STOWAGE_RATE_REST_BURST',
   rateUploadPerSec: 'STOWAGE_RATE_UPLOAD_PER_SEC',
   rateUploadBurst: 'STOWAGE_RATE_UPLOAD_BURST',
+  groupArchiveMaxBytes: 'STOWAGE_GROUP_ARCHIVE_MAX_BYTES',
+  copyMaxBytes: 'STOWAGE_COPY_MAX_BYTES',
+  copyProcessedMaxBytes: 'STOWAGE_COPY_PROCESSED_MAX_BYTES',
+  cdnCacheMaxBytes: 'STOWAGE_CDN_CACHE_MAX_BYTES',
+  cdnMemoryCacheBytes: 'STOWAGE_CDN_MEMORY_CACHE_BYTES',
+  cdnProcessConcurrency: 'STOWAGE_CDN_PROCESS_CONCURRENCY',
+  cdnProcessQueue: 'STOWAGE_CDN_PROCESS_QUEUE',
+  webhookTimeoutMs: 'STOWAGE_WEBHOOK_TIMEOUT_MS',
+  webhookRetryBaseMs: 'STOWAGE_WEBHOOK_RETRY_BASE_MS',
+  webhookRetryMaxMs: 'STOWAGE_WEBHOOK_RETRY_MAX_MS',
+  webhookRetryForMs: 'STOWAGE_WEBHOOK_RETRY_FOR_MS',
+  webhookDeliveryRetentionMs: 'STOWAGE_WEBHOOK_DELIVERY_RETENTION_MS',
 };
 
 export class ConfigError extends Error {}

@@ -101,6 +101,18 @@ async function decodeHeic(b: Buffer): Promise<Rgba8> {
   }
 }
 
+/** HEIC primary image size from its container (libheif parses the boxes; nothing is decoded). */
+export async function heicSize(b: Buffer): Promise<{ width: number; height: number } | null> {
+  const heic = require('heic-decode') as { all(o: { buffer: Uint8Array }): Promise<HeifImage[] & { dispose(): void }> };
+  const images = await heic.all({ buffer: new Uint8Array(b.buffer, b.byteOffset, b.byteLength) });
+  try {
+    const first = images[0];
+    return first ? { width: first.width, height: first.height } : null;
+  } finally {
+    images.dispose();
+  }
+}
+
 /** ZSoft PCX: RLE scanlines of 1–4 planes at 1, 2, 4 or 8 bits; 16-colour header or 256-colour tail palette. */
 export function decodePcx(b: Buffer, { width, height }: { width: number; height: number }): Rgba8 {
   if (b[0] !== 0x0a || b[2] !== 1) throw corrupt('pcx', 'not an RLE PCX file');

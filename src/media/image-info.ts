@@ -1,7 +1,14 @@
-/** content_info.image for a file: dimensions and colour from the decoder's header read, EXIF facts from exifr. */
+/**
+ * content_info.image for a file: dimensions and colour from the decoder's header read, EXIF facts
+ * from exifr. Formats sharp's libvips does not read (BMP, TGA, PCX, and HEIC when libheif lacks
+ * HEVC) are described from their own headers via decoders.ts, so they count as images too.
+ */
+import { open } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import exifr from 'exifr';
 import type { ImageInfo } from '../core/file-record.js';
+import { detectKind, headerSize, heicSize } from './decoders.js';
+import { MAX_DECODER_INPUT_BYTES } from './limits.js';
 
 /** Reads image facts without decoding pixels; null when no decoder understands the bytes. */
 export async function readImageInfo(path: string, mimeType: string): Promise<ImageInfo | null> {
@@ -10,7 +17,7 @@ export async function readImageInfo(path: string, mimeType: string): Promise<Ima
     // Header only: limitInputPixels off so giant images are still described (they become is_image false).
     meta = await sharp(path, { limitInputPixels: false, animated: true }).metadata();
   } catch {
-    return null;
+    return readOtherInfo(path, mimeType);
   }
   if (!meta.width || !meta.height) return null;
   const exif = await readExif(path);
@@ -27,6 +34,39 @@ export async function readImageInfo(path: string, mimeType: string): Promise<Ima
     datetime_original: exif.datetimeOriginal,
     dpi: meta.density ? [meta.density, meta.density] : null,
   };
+}
+
+/** BMP, TGA, PCX, HEIC: size from the header; no EXIF, colour as the decoders deliver it. */
+async function readOtherInfo(path: string, mimeType: string): Promise<ImageInfo | null> {
+  const fh = await open(path, 'r');
+  let head: Buffer;
+  let size: { width: number; height: number } | null = null;
+  try {
+    const buf = Buffer.alloc(4096);
+    head = buf.subarray(0, (await fh.read(buf, 0, buf.length, 0)).bytesRead);
+    const kind = detectKind(mimeType, head);
+    if (kind === 'bmp' || kind === 'tga' || kind === 'pcx') {
+      size = head.length >= 30 ? headerSize(kind, head) : null;
+      const bits = kind === 'bmp' ? head.readUInt16LE(28) : kind === 'tga' ? (head[16] ?? 0) : (head[3] ?? 0) * (head[65] ?? 0);
+      if (!size || size.width < 1 || size.height < 1) return null;
+      return other(kind.toUpperCase(), size, bits === 32 ? 'RGBA' : bits <= 8 && kind !== 'tga' ? 'P' : 'RGB');
+    }
+    if (kind === 'heic') {
+      if ((await fh.stat()).size > MAX_DECODER_INPUT_BYTES) return null;
+      // A positional read above leaves the file position at 0: readFile reads the whole file.
+      size = await heicSize(await fh.readFile()).catch(() => null);
+      return size ? other('HEIC', size, 'RGB') : null;
+    }
+    return null;
+  } catch {
+    return null;
+  } finally {
+    await fh.close();
+  }
+}
+
+function other(format: string, size: { width: number; height: number }, colorMode: string): ImageInfo {
+  return { format, ...size, sequence: false, color_mode: colorMode, orientation: null, geo_location: null, datetime_original: null, dpi: null };
 }
 
 function formatName(format: string | undefined, mimeType: string): string {

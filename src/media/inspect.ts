@@ -44,6 +44,9 @@ async function readHead(path: string, bytes: number): Promise<Buffer> {
 /** Magic numbers first; then the text formats file-type leaves out (SVG, plain text). */
 export async function sniffMime(head: Buffer): Promise<string> {
   const detected = await fileTypeFromBuffer(head);
+  // An uncompressed true-colour TGA starts 00 00 02 00, which file-type reads as a Windows cursor;
+  // a real ICO/CUR has at least one directory entry (bytes 4-5), a colour-map-less TGA has 0 there.
+  if (detected?.mime === 'image/x-icon' && head.length >= 6 && head.readUInt16LE(4) === 0 && isTga(head)) return 'image/x-tga';
   if (detected) return detected.mime;
   if (head.length === 0) return 'application/octet-stream';
   if (looksLikeText(head)) {

@@ -1,0 +1,149 @@
+/**
+ * Processed CDN delivery: URL ops -> plan (before any byte is read) -> cache key of uuid +
+ * canonical plan + negotiated format -> memory/disk cache, or one bounded, single-flight render.
+ */
+import os from 'node:os';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import sharp from 'sharp';
+import type { AppContext } from '../../context.js';
+import { AppError } from '../../core/errors.js';
+import type { FileRecord } from '../../core/file-record.js';
+import { parsePlan, type Plan } from '../../media/plan.js';
+import { imageJson, negotiateFormat, render, type RenderSource } from '../../media/render.js';
+import type { CdnFileHandler } from './server.js';
+import type { CdnTarget } from './url.js';
+import { sendCdnError } from './errors.js';
+import { IMMUTABLE, contentDisposition, notModified, parseRange } from './headers.js';
+import { ResultCache, cacheKey, type CacheHit, type ResultMeta } from './result-cache.js';
+import { SingleFlight, WorkQueue } from './work-queue.js';
+import { openSource as openBlob, type LocalSource } from './source-file.js';
+
+type FileTarget = Extract<CdnTarget, { kind: 'file' }>;
+interface Produced { meta: ResultMeta; body: Buffer }
+
+const EXPOSE = 'Content-Length, Etag, X-Image-Width, X-Image-Height, X-Image-Acceptable-Original, X-Image-Acceptable-Improved, X-Stowage-Cache';
+const JSON_CACHE = 'public, max-age=86400';
+const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif', svg: 'svg', mp4: 'mp4', webm: 'webm' };
+
+export async function createProcessedHandler(ctx: AppContext): Promise<CdnFileHandler> {
+  const cfg = ctx.config;
+  const cpus = os.availableParallelism();
+  // One libvips thread per pipeline and at most one pipeline per CPU: total CPU is bounded by the
+  // queue, and no pipeline pays for thread hand-offs (measured in bench/: faster per image).
+  sharp.concurrency(1);
+  const cache = new ResultCache(`${cfg.dataDir}/cache`, cfg.cdnCacheMaxBytes, cfg.cdnMemoryCacheBytes, ctx.log);
+  await cache.init();
+  const queue = new WorkQueue(cfg.cdnProcessConcurrency || cpus, cfg.cdnProcessQueue);
+  const flights = new SingleFlight<Produced>();
+
+  return async function processed(_ctx, req, res, file, target) {
+    const plan = parsePlan(target.special ? [target.special, ...target.ops] : target.ops);
+    if (!file.isImage) throw new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
+    const negotiated = plan.info ? 'json' : (negotiateFormat(plan, req.headers.accept) ?? '');
+    const key = cacheKey([file.uuid, canonicalBytes(plan), negotiated]);
+    const etag = `"${key.slice(0, 40)}"`;
+    const vary = negotiated !== '' && negotiated !== 'json';
+    if (notModified(req, etag)) {
+      res.writeHead(304, { etag, 'cache-control': plan.info ? JSON_CACHE : IMMUTABLE, 'access-control-allow-origin': '*', ...(vary && { vary: 'Accept' }) });
+      res.end();
+      return true;
+    }
+    let state: 'hit' | 'miss' | 'shared' = 'hit';
+    let hit: CacheHit | Produced | null = await cache.get(key);
+    if (!hit) {
+      const [p, leader] = flights.do(key, () => queue.run(() => produce(ctx, file, plan, req.headers.accept)).then(async (r) => {
+        await cache.put(key, r.meta, r.body);
+        return r;
+      }));
+      state = leader ? 'miss' : 'shared';
+      hit = await p;
+    }
+    const rest = send(req, res, file, target, plan, hit, { etag, state });
+    if (rest && 'kind' in hit && hit.kind === 'file') {
+      await pipeline(ResultCache.stream(hit, rest[0], rest[1]), res).catch(() => res.destroy());
+    }
+    return true;
+  };
+}
+
+/** The plan as it decides the bytes: `inline` only changes a header. */
+function canonicalBytes(plan: Plan): string {
+  return plan.steps.filter((s) => s.name !== 'inline').map((s) => ['-', s.name, ...s.params].join('/')).join('/');
+}
+
+async function produce(ctx: AppContext, file: FileRecord, plan: Plan, accept: string | undefined): Promise<Produced> {
+  const temps: LocalSource[] = [];
+  const open = async (f: FileRecord): Promise<RenderSource> => {
+    const src = await openBlob(ctx, f);
+    temps.push(src);
+    return { path: src.path, mime: f.mimeType };
+  };
+  try {
+    const source = await open(file);
+    if (plan.info) {
+      const info = await imageJson(source);
+      const body = Buffer.from(JSON.stringify({ id: file.uuid, ...info }));
+      return { meta: { contentType: 'application/json', width: Number(info.width) || 0, height: Number(info.height) || 0, format: 'json', varyAccept: false }, body };
+    }
+    const r = await render(source, plan, {
+      accept,
+      loadOverlay: async (uuid) => {
+        // Overlays come from the same project only, and only images.
+        const other = await ctx.files.repo.byUuid(uuid);
+        if (!other || other.projectId !== file.projectId || other.removedUs !== null || !other.blobKey || !other.isImage) return null;
+        return open(other);
+      },
+    });
+    return { meta: { contentType: r.contentType, width: r.width, height: r.height, format: r.format, varyAccept: r.varyAccept }, body: r.body };
+  } finally {
+    for (const t of temps) await t.release();
+  }
+}
+
+/** Writes the headers, and the body when it is in memory; otherwise returns the byte range to stream. */
+function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget, plan: Plan, hit: CacheHit | Produced, o: { etag: string; state: string }): [number, number] | null {
+  const { meta } = hit;
+  const length = 'body' in hit ? hit.body.length : hit.length;
+  const headers: Record<string, string | number> = {
+    'content-type': meta.contentType,
+    etag: o.etag,
+    'cache-control': meta.format === 'json' ? JSON_CACHE : IMMUTABLE,
+    'last-modified': new Date(file.uploadedUs / 1000).toUTCString(),
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': EXPOSE,
+    'x-content-type-options': 'nosniff',
+    'x-stowage-cache': o.state,
+  };
+  if (meta.format !== 'json') {
+    headers['x-image-width'] = meta.width;
+    headers['x-image-height'] = meta.height;
+    headers['accept-ranges'] = 'bytes';
+    const name = target.filename ?? withExtension(file.originalFilename, EXTENSIONS[meta.format] ?? meta.format);
+    headers['content-disposition'] = contentDisposition(plan.inline === false ? 'attachment' : 'inline', name);
+  }
+  if (meta.varyAccept) headers['vary'] = 'Accept';
+  if (meta.format === 'svg') headers['content-security-policy'] = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+  const range = meta.format === 'json' ? ({ kind: 'full' } as const) : parseRange(req.headers.range, length);
+  if (range.kind === 'unsatisfiable') {
+    sendCdnError(res, 416, 'Requested range not satisfiable.', { 'content-range': `bytes */${length}` });
+    return null;
+  }
+  const status = range.kind === 'partial' ? 206 : 200;
+  if (range.kind === 'partial') headers['content-range'] = `bytes ${range.start}-${range.end}/${length}`;
+  headers['content-length'] = range.kind === 'partial' ? range.end - range.start + 1 : length;
+  res.writeHead(status, headers);
+  const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, length - 1];
+  if (req.method === 'HEAD' || length === 0) {
+    res.end();
+    return null;
+  }
+  if (!('body' in hit)) return [start, end];
+  res.end(range.kind === 'partial' ? hit.body.subarray(start, end + 1) : hit.body);
+  return null;
+}
+
+function withExtension(name: string, ext: string): string {
+  const dot = name.lastIndexOf('.');
+  return `${dot > 0 ? name.slice(0, dot) : name}.${ext}`;
+}

@@ -1,0 +1,53 @@
+/**
+ * Bounded processing: at most `concurrency` image pipelines run at once and at most `maxWaiting`
+ * requests wait for a slot. Beyond that the CDN answers 503 with Retry-After instead of letting
+ * memory grow with queued decodes.
+ */
+import { AppError } from '../../core/errors.js';
+
+export class WorkQueue {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly concurrency: number, private readonly maxWaiting: number) {}
+
+  get stats(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waiting.length };
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.concurrency) {
+      if (this.waiting.length >= this.maxWaiting) {
+        throw new AppError(503, 'Overloaded', 'The image processor is busy; retry shortly.', { 'retry-after': '1' });
+      }
+      // The finishing job hands its slot over directly, so `running` never dips and lets a newcomer jump the line.
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+/**
+ * Identical concurrent requests share one computation: the first caller runs `work`, later callers
+ * with the same key get the same promise until it settles.
+ */
+export class SingleFlight<T> {
+  private readonly inFlight = new Map<string, Promise<T>>();
+
+  /** `[promise, leader]`: leader is true for the caller whose `work` runs. */
+  do(key: string, work: () => Promise<T>): [Promise<T>, boolean] {
+    const existing = this.inFlight.get(key);
+    if (existing) return [existing, false];
+    const p = work().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, p);
+    return [p, true];
+  }
+}
