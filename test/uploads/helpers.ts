@@ -1,0 +1,58 @@
+/** Small HTTP helpers for the upload suites (plain fetch; nothing from the server's code). */
+export interface Res {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export async function toRes(r: Response): Promise<Res> {
+  const text = await r.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: r.status, headers: r.headers, text, json };
+}
+
+/** POST with urlencoded fields (the way pyuploadcare sends them). */
+export async function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Res> {
+  return toRes(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() }));
+}
+
+/** Body-less POST with everything in the query string (the way the JS SDK calls /from_url/). */
+export async function postQuery(url: string, query: Record<string, string>, headers: Record<string, string> = {}): Promise<Res> {
+  return toRes(await fetch(`${url}?${new URLSearchParams(query).toString()}`, { method: 'POST', headers }));
+}
+
+export async function get(url: string, headers: Record<string, string> = {}): Promise<Res> {
+  return toRes(await fetch(url, { headers }));
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `check` returns a value (not undefined) or the deadline passes. */
+export async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(everyMs);
+  }
+}
+
+/** Deterministic pseudo-random bytes (xorshift), so big payloads need no fixture files. */
+export function bytes(n: number, seed = 1): Buffer {
+  const out = Buffer.allocUnsafe(n);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}

@@ -1,0 +1,169 @@
+/** Multipart upload over raw HTTP: start validation, part PUTs, completion checks, expiry. */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { bytes, get, postForm, toRes, until } from './helpers.js';
+
+const MIN = 10_485_760;
+const PART = 5_242_880;
+let server: TestServer;
+let keys: ProjectKeys;
+
+beforeAll(async () => {
+  server = await startServer({ env: { STOWAGE_MULTIPART_TTL_MS: '8000' } });
+  keys = await server.createProject();
+});
+afterAll(async () => server?.stop());
+
+const start = (fields: Record<string, string>, query = '') =>
+  postForm(`${server.upload}/multipart/start/${query}`, { UPLOADCARE_PUB_KEY: keys.public_key, filename: 'big.bin', content_type: 'application/octet-stream', ...fields });
+const complete = (uuid: string, query = '') => postForm(`${server.upload}/multipart/complete/${query}`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid });
+const put = async (url: string, body: Buffer, type = 'application/octet-stream') => toRes(await fetch(url, { method: 'PUT', headers: { 'content-type': type }, body }));
+
+function partsOf(data: Buffer, partSize = PART): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < data.length; i += partSize) out.push(data.subarray(i, i + partSize));
+  return out;
+}
+
+describe('POST /multipart/start/', () => {
+  it('returns the uuid and one signed absolute part URL per part, in order', async () => {
+    const r = await start({ size: String(MIN + 1000) });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('application/json');
+    expect(Object.keys(r.json).sort()).toEqual(['parts', 'uuid']);
+    expect(r.json.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.json.parts).toHaveLength(3);
+    (r.json.parts as string[]).forEach((u, i) => {
+      const url = new URL(u);
+      expect(url.origin).toBe(server.upload);
+      expect(url.pathname).toBe(`/multipart/upload/${r.json.uuid}/${i + 1}/`);
+      expect(Number(url.searchParams.get('expires'))).toBeGreaterThan(Date.now() / 1000);
+      expect(url.searchParams.get('sig')).toMatch(/^[0-9a-f]{64}$/);
+    });
+  });
+
+  it('honours part_size and refuses the wire reference’s bad sizes with their exact texts', async () => {
+    const ok = await start({ size: String(3 * MIN), part_size: String(2 * MIN) });
+    expect(ok.json.parts).toHaveLength(2);
+    const cases: Array<[Record<string, string>, number, string, string]> = [
+      [{ size: String(MIN - 1) }, 400, 'MultipartFileSizeTooSmallError', 'File size can not be less than 10485760 bytes. Please use direct upload instead of multipart.'],
+      [{ size: 'ten' }, 400, 'MultipartSizeInvalidError', 'size should be integer.'],
+      [{ size: String(MIN), part_size: 'x' }, 400, 'MultipartPartSizeInvalidError', 'Multipart Upload Part Size should be an integer.'],
+      [{ size: String(MIN), part_size: String(PART - 1) }, 400, 'MultipartPartSizeTooSmallError', 'Multipart Upload Part Size can not be less than 5242880 bytes.'],
+      [{ size: String(MIN), part_size: '5368709121' }, 400, 'MultipartPartSizeTooBigError', 'Multipart Upload Part Size can not be more than 5368709120 bytes.'],
+      [{ size: String(6 * 1024 ** 3) }, 400, 'MultipartFileSizeLimitExceededError', 'File size exceeds project limit.'],
+    ];
+    for (const [fields, status, code, text] of cases) {
+      const plain = await start(fields);
+      expect([plain.status, plain.text]).toEqual([status, text]);
+      const json = await start(fields, '?jsonerrors=1');
+      expect(json.status).toBe(200);
+      expect(json.json).toEqual({ error: { status_code: status, content: text, error_code: code } });
+    }
+  });
+
+  it('names UPLOADCARE_PUB_KEY in key errors', async () => {
+    const missing = await postForm(`${server.upload}/multipart/start/`, { filename: 'a', size: String(MIN), content_type: 'x/y' });
+    expect([missing.status, missing.text]).toEqual([403, 'UPLOADCARE_PUB_KEY is required.']);
+    const bad = await postForm(`${server.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: 'nope', filename: 'a', size: String(MIN), content_type: 'x/y' });
+    expect([bad.status, bad.text]).toEqual([403, 'UPLOADCARE_PUB_KEY is invalid.']);
+  });
+});
+
+describe('parts and completion', () => {
+  it('takes parts in any order, concurrently, with retries, and assembles them byte for byte', async () => {
+    const data = bytes(MIN + 12345, 7);
+    const s = await start({ size: String(data.length), filename: 'C:\\tmp\\data file.bin', 'metadata[k]': 'v', UPLOADCARE_STORE: '1' });
+    const urls = s.json.parts as string[];
+    const parts = partsOf(data);
+    // A wrong first attempt at part 2, then everything concurrently in reverse order; part 2 again.
+    expect((await put(urls[1]!, bytes(PART, 99))).status).toBe(200);
+    const results = await Promise.all(urls.map((u, i) => ({ u, i })).reverse().map(({ u, i }) => put(u, parts[i]!, 'application/json')));
+    for (const [i, r] of results.reverse().entries()) {
+      expect(r.status).toBe(200);
+      expect(r.headers.get('etag')).toBe(`"${crypto.createHash('md5').update(parts[i]!).digest('hex')}"`);
+    }
+    const done = await complete(s.json.uuid);
+    expect(done.status).toBe(200);
+    expect(done.json).toMatchObject({ uuid: s.json.uuid, file_id: s.json.uuid, size: data.length, total: data.length, done: data.length, original_filename: 'data file.bin', is_stored: true, is_ready: true, metadata: { k: 'v' } });
+    const cdn = await fetch(`${server.cdn}/${s.json.uuid}/`);
+    expect(cdn.status).toBe(200);
+    expect(Buffer.from(await cdn.arrayBuffer()).equals(data)).toBe(true);
+    // Completed: a second completion and late parts are refused; the parts' bytes are gone.
+    const again = await complete(s.json.uuid);
+    expect([again.status, again.text]).toEqual([400, 'File is already uploaded.']);
+    expect((await put(urls[0]!, parts[0]!)).text).toBe('File is already uploaded.');
+    expect(fs.existsSync(path.join(server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1'))).toBe(false);
+  });
+
+  it('checks sizes at completion and lets the client fix the parts', async () => {
+    const data = bytes(MIN + 10, 3);
+    const s = await start({ size: String(data.length) });
+    const [u1, u2, u3] = s.json.parts as string[];
+    const parts = partsOf(data);
+    await put(u1!, parts[0]!);
+    await put(u3!, parts[2]!);
+    const missing = await complete(s.json.uuid);
+    expect([missing.status, missing.text]).toEqual([400, 'File size mismatch. Not all parts uploaded?']);
+    await put(u2!, parts[1]!);
+    await put(u3!, Buffer.concat([parts[2]!, Buffer.from('extra')]));
+    const more = await complete(s.json.uuid, '?jsonerrors=1');
+    expect(more.json).toEqual({ error: { status_code: 400, content: 'Uploaded size is more than expected.', error_code: 'MultipartUploadSizeTooLargeError' } });
+    await put(u3!, parts[2]!);
+    const ok = await complete(s.json.uuid);
+    expect(ok.status).toBe(200);
+    expect(ok.json.size).toBe(data.length);
+  });
+
+  it('refuses a part larger than part_size, forged or unknown part URLs', async () => {
+    const s = await start({ size: String(MIN) });
+    const url = new URL(s.json.parts[0] as string);
+    const big = await put(url.href, bytes(PART + 1));
+    expect([big.status, big.text]).toEqual([413, 'The size of the request is too large.']);
+    const forged = new URL(url);
+    forged.searchParams.set('sig', '0'.repeat(64));
+    expect((await put(forged.href, bytes(10))).status).toBe(403);
+    const longer = new URL(url);
+    longer.searchParams.set('expires', String(Number(url.searchParams.get('expires')) + 3600));
+    expect((await put(longer.href, bytes(10))).status).toBe(403);
+    const other = url.href.replace(`/${s.json.uuid}/1/`, `/${s.json.uuid}/2/`);
+    expect((await put(other, bytes(10))).status).toBe(403);
+  });
+
+  it('answers the completion errors for unknown and malformed uuids', async () => {
+    const unknown = await complete(crypto.randomUUID());
+    expect([unknown.status, unknown.text]).toEqual([404, 'File is not found.']);
+    const none = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key });
+    expect([none.status, none.text]).toEqual([400, 'uuid is required.']);
+    // Another project's upload is not found either.
+    const other = await server.createProject();
+    const s = await start({ size: String(MIN) });
+    const foreign = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: other.public_key, uuid: s.json.uuid });
+    expect(foreign.status).toBe(404);
+  });
+
+  it('allows a browser PUT with Content-Type through CORS preflight', async () => {
+    const s = await start({ size: String(MIN) });
+    const pre = await fetch(s.json.parts[0] as string, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' } });
+    expect(pre.status).toBe(200);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+    expect(pre.headers.get('access-control-allow-methods')).toContain('PUT');
+    expect(pre.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+  });
+});
+
+describe('expiry', () => {
+  it('reclaims the parts of an unfinished upload and forgets it', async () => {
+    const s = await start({ size: String(MIN) });
+    expect((await put(s.json.parts[0] as string, bytes(PART))).status).toBe(200);
+    const partFile = path.join(server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1');
+    expect(fs.existsSync(partFile)).toBe(true);
+    await until(async () => (fs.existsSync(partFile) ? undefined : true), 20_000);
+    const r = await complete(s.json.uuid);
+    expect([r.status, r.text]).toEqual([404, 'File is not found.']);
+    expect((await get(`${server.upload}/info/?pub_key=${keys.public_key}&file_id=${s.json.uuid}`)).status).toBe(404);
+  });
+});
