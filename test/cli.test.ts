@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, newSchema, startServer, type TestServer } from './helpers/server.js';
+import { restClient } from './helpers/rest.js';
+
+const BIN = path.join(ROOT, 'bin', 'stowage.js');
+const schema = newSchema();
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-cli-'));
+const env = { ...process.env, STOWAGE_DATA_DIR: dataDir, ...(schema ? { STOWAGE_DATABASE_SCHEMA: schema } : {}) };
+const run = (args: string[], extraEnv: Record<string, string> = {}) => spawnSync(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, encoding: 'utf8' });
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer({ dataDir, ...(schema ? { schema } : {}) });
+});
+afterAll(async () => server?.stop());
+
+describe('stowage CLI', () => {
+  it('creates and lists projects; keys can be added, listed and revoked, and every active key works', async () => {
+    const created = run(['project', 'create', '--data-dir', dataDir, '--name', 'shop', '--json']);
+    expect(created.status).toBe(0);
+    const p = JSON.parse(created.stdout);
+    expect(p).toMatchObject({ name: 'shop', autostore: true, signed_uploads: false });
+    expect(p.public_key).toMatch(/^[0-9a-f]{20}$/);
+    expect(p.secret_key).toMatch(/^[0-9a-f]{40}$/);
+    const list = JSON.parse(run(['project', 'list', '--json']).stdout) as Array<{ public_key: string }>;
+    expect(list.map((x) => x.public_key)).toContain(p.public_key);
+
+    const added = JSON.parse(run(['key', 'add', '--pub-key', p.public_key, '--json']).stdout);
+    const second = { public_key: p.public_key, secret_key: added.secret_key as string };
+    expect((await restClient(server.rest, p)('GET', '/files/')).status).toBe(200);
+    expect((await restClient(server.rest, second)('GET', '/files/')).status).toBe(200);
+
+    const keys = JSON.parse(run(['key', 'list', '--pub-key', p.public_key, '--json']).stdout) as Array<{ id: number; revoked: boolean }>;
+    expect(keys).toHaveLength(2);
+    expect(JSON.stringify(keys)).not.toContain(p.secret_key);
+    const first = keys[0] as { id: number };
+    expect(run(['key', 'revoke', '--pub-key', p.public_key, '--id', String(first.id)]).status).toBe(0);
+    // The server caches keys for at most 2 s.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await restClient(server.rest, p)('GET', '/files/')).status).toBe(401);
+    expect((await restClient(server.rest, second)('GET', '/files/')).status).toBe(200);
+    const last = run(['key', 'revoke', '--pub-key', p.public_key, '--id', String((keys[1] as { id: number }).id)]);
+    expect(last.status).toBe(1);
+    expect(last.stderr).toMatch(/last active secret key/);
+  });
+
+  it('switches signed uploads and autostore', () => {
+    const p = JSON.parse(run(['project', 'create', '--name', 'x', '--json', '--signed-uploads', '--autostore', 'off']).stdout);
+    expect(p).toMatchObject({ signed_uploads: true, autostore: false });
+    const out = run(['project', 'set', '--pub-key', p.public_key, '--signed-uploads', 'off', '--autostore', 'on']);
+    expect(out.stdout).toMatch(/autostore on, signed uploads off/);
+    expect(run(['project', 'set', '--pub-key', 'unknown-key', '--autostore', 'on']).status).toBe(1);
+  });
+
+  it('validates configuration at start with clear messages', () => {
+    const bad = run(['serve', '--rest-port', 'eighty'], { STOWAGE_CDN_PORT: '70000' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('restPort (--rest-port / STOWAGE_REST_PORT)');
+    expect(bad.stderr).toContain('cdnPort (--cdn-port / STOWAGE_CDN_PORT)');
+    const db = run(['serve'], { STOWAGE_DATABASE_URL: 'mysql://x' });
+    expect(db.stderr).toMatch(/databaseUrl must start with postgres/);
+    const tls = run(['serve'], { STOWAGE_TLS_CERT_FILE: '/nonexistent' });
+    expect(tls.stderr).toMatch(/tlsCertFile and tlsKeyFile must be given together/);
+  });
+});
