@@ -6,6 +6,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, openStores, startApp } from './app.js';
 import { isAppError } from './core/errors.js';
+import { registerStorageCommands } from './cli/storage.js';
 
 type Flags = Partial<Record<keyof Config, unknown>>;
 
@@ -156,6 +157,7 @@ export function buildCli(): Command {
         process.stdout.write(`revoked key ${String(opts['id'])}\n`);
       });
     });
+  registerStorageCommands(program, { storeOptions, withStores });
   return program;
 }
 

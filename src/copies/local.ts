@@ -1,0 +1,33 @@
+/**
+ * Local copy (POST /files/local_copy/): a new file in the same project holding the source's bytes,
+ * or the processed result when the source names operations. The copy is complete when the 201 is
+ * sent (is_ready true), which the spec allows ("can show size 0 … until the copy completes").
+ */
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import type { FileRecord } from '../core/file-record.js';
+import type { Initiator } from '../core/events.js';
+import type { ProjectRow } from '../core/projects.js';
+import { extensionOf, processFile } from './process.js';
+import { checkCopySize, type CopySource } from './source.js';
+
+export async function localCopy(ctx: AppContext, project: ProjectRow, src: CopySource, opts: { store: boolean; metadata: Record<string, string>; initiator: Initiator }): Promise<FileRecord> {
+  checkCopySize(ctx, src);
+  const tooLarge = () => new AppError(400, 'BadRequest', 'Copying of large files is not supported at the moment.');
+  const common = { store: opts.store, metadata: opts.metadata, initiator: opts.initiator, maxBytes: ctx.config.copyMaxBytes, onTooLarge: tooLarge };
+  if (!src.plan) {
+    // Streamed blob to blob: memory stays flat whatever the size.
+    const body = await ctx.blobs.get(src.file.blobKey as string);
+    return ctx.files.ingest(project, body, { ...common, originalFilename: src.file.originalFilename });
+  }
+  const out = await processFile(ctx, src.file, src.plan);
+  return ctx.files.ingest(project, Readable.from([out.body]), { ...common, originalFilename: renamed(src.file.originalFilename, extensionOf(out)) });
+}
+
+/** `photo.png` + `.jpg` -> `photo.jpg`: the copy's name follows the format it now has. */
+export function renamed(original: string, ext: string): string {
+  const current = path.extname(original);
+  return original.slice(0, original.length - current.length) + ext;
+}

@@ -1,0 +1,50 @@
+/**
+ * The `source` of a copy (wire-reference §2.6): a uuid, `uuid/-/ops/` or a CDN URL with operations.
+ * Resolved to a live file of the project plus a parsed plan (null when no operation changes bytes).
+ */
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import type { FileRecord } from '../core/file-record.js';
+import { parseFileRef } from '../groups/file-ref.js';
+import type { Plan } from '../media/plan.js';
+import { planOf } from './process.js';
+
+export interface CopySource {
+  file: FileRecord;
+  /** Operation segments (decoded), empty when none. */
+  ops: string[];
+  /** null when the operations do not touch the bytes (none, or only inline / @-tags). */
+  plan: Plan | null;
+}
+
+const bad = (message: string) => new AppError(400, 'BadRequest', message);
+export const BAD_SOURCE = 'Bad `source` parameter. Use UUID or CDN URL.';
+
+export async function resolveSource(ctx: AppContext, projectId: number, raw: unknown): Promise<CopySource> {
+  if (raw === undefined || raw === null || raw === '') throw bad('`source` parameter is required.');
+  if (typeof raw !== 'string') throw bad(BAD_SOURCE);
+  const ref = parseFileRef(raw);
+  if (!ref) throw bad(BAD_SOURCE);
+  const file = await ctx.files.repo.get(projectId, ref.uuid);
+  // A removed source is refused like an unknown one (spec: the source MUST NOT be deleted).
+  if (!file || file.removedUs !== null || !file.blobKey) throw bad(BAD_SOURCE);
+  if (!file.isReady) throw bad('File is not ready yet.');
+  const ops = ref.ops.map((s) => decodeURIComponent(s));
+  const plan = ops.length > 0 ? planOf(ops) : null;
+  if (plan?.info) throw bad(BAD_SOURCE);
+  return { file, ops, plan: plan && plan.isProcessing ? plan : null };
+}
+
+/** The spec's size limits: 100 MB with operations, 5 GB without (both configurable). */
+export function checkCopySize(ctx: AppContext, src: CopySource): void {
+  const max = src.plan ? ctx.config.copyProcessedMaxBytes : ctx.config.copyMaxBytes;
+  if (src.file.size > max) throw bad('Copying of large files is not supported at the moment.');
+}
+
+/** `true`/`false` as JSON booleans or strings (JS and py send booleans, the docs strings). */
+export function boolField(value: unknown, name: string, def: boolean): boolean {
+  if (value === undefined || value === null) return def;
+  if (value === true || value === 'true' || value === 'True' || value === '1' || value === 1) return true;
+  if (value === false || value === 'false' || value === 'False' || value === '0' || value === 0) return false;
+  throw bad(`\`${name}\` parameter should be \`true\` or \`false\`.`);
+}

@@ -1,0 +1,33 @@
+/** Wire shapes of a group: the Upload API's (wire-reference §1.9) and the REST API's (§2.8). */
+import type { UrlBases } from '../http/wire/file-json.js';
+import { restFileJson, uploadInfoJson } from '../http/wire/file-json.js';
+import { formatUs } from '../core/time.js';
+import type { GroupRecord } from './repo.js';
+import { groupId, type GroupEntry } from './service.js';
+
+/** The list form: no `files`. `datetime_stored` is deprecated and kept as null (spec lists it). */
+export function groupSummaryJson(g: GroupRecord, bases: UrlBases): Record<string, unknown> {
+  const id = groupId(g);
+  return {
+    id,
+    datetime_created: formatUs(g.createdUs),
+    datetime_stored: null,
+    files_count: g.filesCount,
+    cdn_url: `${bases.cdn}/${id}/`,
+    url: `${bases.rest}/groups/${id}/`,
+  };
+}
+
+export function uploadGroupJson(g: GroupRecord, entries: GroupEntry[], bases: UrlBases): Record<string, unknown> {
+  return {
+    ...groupSummaryJson(g, bases),
+    files: entries.map((e) => (e.file ? { ...uploadInfoJson(e.file), default_effects: e.effects } : null)),
+  };
+}
+
+export function restGroupJson(g: GroupRecord, entries: GroupEntry[], bases: UrlBases): Record<string, unknown> {
+  return {
+    ...groupSummaryJson(g, bases),
+    files: entries.map((e) => (e.file ? { ...restFileJson(e.file, bases), default_effects: e.effects } : null)),
+  };
+}

@@ -1,0 +1,87 @@
+/** Queries for groups and their members. Every query is scoped to a project except the CDN's. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { DbOrTrx } from '../jobs/queue.js';
+
+export interface GroupRecord {
+  uuid: string;
+  projectId: number;
+  filesCount: number;
+  createdUs: number;
+}
+
+export interface GroupMember {
+  fileUuid: string;
+  effects: string;
+}
+
+export interface GroupListQuery {
+  projectId: number;
+  limit: number;
+  desc: boolean;
+  /** Exclusive cursor: strictly after (asc) or before (desc) this time. */
+  afterUs: number | null;
+  /** Exclusive reverse cursor for `previous` links. */
+  beforeUs: number | null;
+}
+
+type Row = Database['file_groups'];
+const toRecord = (r: Row): GroupRecord => ({ uuid: r.uuid, projectId: Number(r.project_id), filesCount: Number(r.files_count), createdUs: Number(r.created_us) });
+
+export class GroupRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(trx: DbOrTrx, g: GroupRecord, members: GroupMember[]): Promise<void> {
+    await trx.insertInto('file_groups').values({ uuid: g.uuid, project_id: g.projectId, files_count: g.filesCount, created_us: g.createdUs }).execute();
+    // Chunked: SQLite caps bound parameters per statement.
+    for (let i = 0; i < members.length; i += 200) {
+      const chunk = members.slice(i, i + 200).map((m, j) => ({ group_uuid: g.uuid, position: i + j, file_uuid: m.fileUuid, effects: m.effects }));
+      await trx.insertInto('file_group_members').values(chunk).execute();
+    }
+  }
+
+  async get(projectId: number | null, uuid: string): Promise<GroupRecord | null> {
+    let q = this.db.selectFrom('file_groups').selectAll().where('uuid', '=', uuid);
+    if (projectId !== null) q = q.where('project_id', '=', projectId);
+    const r = await q.executeTakeFirst();
+    return r ? toRecord(r) : null;
+  }
+
+  async members(uuid: string): Promise<GroupMember[]> {
+    const rows = await this.db.selectFrom('file_group_members').select(['file_uuid', 'effects']).where('group_uuid', '=', uuid).orderBy('position').execute();
+    return rows.map((r) => ({ fileUuid: r.file_uuid, effects: r.effects }));
+  }
+
+  async member(uuid: string, position: number): Promise<GroupMember | null> {
+    const r = await this.db.selectFrom('file_group_members').select(['file_uuid', 'effects']).where('group_uuid', '=', uuid).where('position', '=', position).executeTakeFirst();
+    return r ? { fileUuid: r.file_uuid, effects: r.effects } : null;
+  }
+
+  async list(q: GroupListQuery): Promise<GroupRecord[]> {
+    let s = this.db.selectFrom('file_groups').selectAll().where('project_id', '=', q.projectId);
+    if (q.afterUs !== null) s = s.where('created_us', q.desc ? '<' : '>', q.afterUs);
+    if (q.beforeUs !== null) s = s.where('created_us', q.desc ? '>' : '<', q.beforeUs);
+    // A `previous` page walks backwards from its cursor, then is flipped back into display order.
+    const backwards = q.beforeUs !== null && q.afterUs === null;
+    const desc = backwards ? !q.desc : q.desc;
+    const rows = await s.orderBy('created_us', desc ? 'desc' : 'asc').limit(q.limit).execute();
+    const records = rows.map(toRecord);
+    return backwards ? records.reverse() : records;
+  }
+
+  async count(projectId: number): Promise<number> {
+    const r = await this.db.selectFrom('file_groups').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Deletes the group object only; its files are untouched. Returns false when there was none. */
+  async delete(projectId: number, uuid: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const found = await trx.selectFrom('file_groups').select('uuid').where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
+      if (!found) return false;
+      await trx.deleteFrom('file_group_members').where('group_uuid', '=', uuid).execute();
+      await trx.deleteFrom('file_groups').where('uuid', '=', uuid).execute();
+      return true;
+    });
+  }
+}

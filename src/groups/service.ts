@@ -1,0 +1,84 @@
+/**
+ * Groups: immutable, ordered collections of a project's files (spec "Groups"). A group is created
+ * once from file references and never changes; deleting it leaves its files alone.
+ */
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import type { FileRecord } from '../core/file-record.js';
+import { newUuid, parseUuid } from '../core/ids.js';
+import { nowUs } from '../core/time.js';
+import { effectsText, type FileRef } from './file-ref.js';
+import { GroupRepo, type GroupRecord } from './repo.js';
+
+/** Spec: a group holds up to 1000 files. */
+export const MAX_GROUP_FILES = 1000;
+
+export interface GroupEntry {
+  /** null when the file was removed (or purged) since the group was made. */
+  file: FileRecord | null;
+  effects: string;
+}
+
+export const groupId = (g: GroupRecord): string => `${g.uuid}~${g.filesCount}`;
+
+/** `<uuid>~N` -> its parts, or null when malformed. */
+export function parseGroupId(text: string): { uuid: string; count: number } | null {
+  const m = /^([0-9a-fA-F-]{36})~(\d{1,4})$/.exec(text.trim());
+  const uuid = m ? parseUuid(m[1] ?? '') : null;
+  if (!m || !uuid) return null;
+  return { uuid, count: Number(m[2]) };
+}
+
+export class GroupService {
+  readonly repo: GroupRepo;
+
+  constructor(private readonly ctx: AppContext) {
+    this.repo = new GroupRepo(ctx.db.kysely);
+  }
+
+  /**
+   * Every referenced file must belong to the project and not be removed; otherwise nothing is
+   * created and the caller gets `notFound()`.
+   */
+  async create(projectId: number, refs: FileRef[], notFound: () => AppError): Promise<GroupRecord> {
+    const unique = [...new Set(refs.map((r) => r.uuid))];
+    const files = await this.ctx.files.repo.getMany(projectId, unique);
+    const live = new Set(files.filter((f) => f.removedUs === null).map((f) => f.uuid));
+    if (unique.some((u) => !live.has(u))) throw notFound();
+    const members = refs.map((r) => ({ fileUuid: r.uuid, effects: effectsText(r.ops) }));
+    for (let attempt = 0; ; attempt++) {
+      const g: GroupRecord = { uuid: newUuid(), projectId, filesCount: refs.length, createdUs: nowUs() };
+      try {
+        await this.ctx.db.kysely.transaction().execute((trx) => this.repo.insert(trx, g, members));
+        return g;
+      } catch (err) {
+        // Creation times are unique per project (exact list cursor); another node may have taken this one.
+        if (attempt < 5 && isUniqueViolation(err)) continue;
+        throw err;
+      }
+    }
+  }
+
+  /** The group named by a public id, in the project (or any project when null); null when unknown. */
+  async find(projectId: number | null, id: string): Promise<GroupRecord | null> {
+    const parsed = parseGroupId(id);
+    if (!parsed) return null;
+    const g = await this.repo.get(projectId, parsed.uuid);
+    return g && g.filesCount === parsed.count ? g : null;
+  }
+
+  async entries(g: GroupRecord): Promise<GroupEntry[]> {
+    const members = await this.repo.members(g.uuid);
+    const files = await this.ctx.files.repo.getMany(g.projectId, [...new Set(members.map((m) => m.fileUuid))]);
+    const byUuid = new Map(files.map((f) => [f.uuid, f]));
+    return members.map((m) => {
+      const f = byUuid.get(m.fileUuid);
+      return { file: f && f.removedUs === null ? f : null, effects: m.effects };
+    });
+  }
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint failed/.test(e.message ?? '');
+}

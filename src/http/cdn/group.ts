@@ -1,0 +1,86 @@
+/**
+ * CDN group URLs (cdn-url-api.md, wire-reference §3.1), registered as `cdnExtensions.group`:
+ *   /<group>~N/                         HTML page listing each file's index, URL and uuid
+ *   /<group>~N/nth/<i>/[-/ops/][name]   the i-th file; the group's default_effects apply first
+ *   /<group>~N/archive/zip|tar/[name]   the original files as one streamed archive
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AppContext } from '../../context.js';
+import type { FileRecord } from '../../core/file-record.js';
+import { effectsSegments } from '../../groups/file-ref.js';
+import { groupId, type GroupService } from '../../groups/service.js';
+import type { GroupRecord } from '../../groups/repo.js';
+import { splitDeliveryOps } from './delivery-ops.js';
+import { sendCdnError } from './errors.js';
+import { renderProcessed } from './group-render.js';
+import { sendOriginal } from './raw.js';
+import { cdnExtensions, type CdnGroupHandler } from './server.js';
+import type { CdnTarget } from './url.js';
+import { sendArchive } from './archive.js';
+
+type GroupTarget = Extract<CdnTarget, { kind: 'group' }>;
+
+export function groupCdnHandler(groups: GroupService): CdnGroupHandler {
+  return async (ctx, req, res, target) => {
+    const g = await groups.find(null, target.groupId);
+    if (!g) return sendCdnError(res, 404, 'Group not found.');
+    const [head, arg, ...rest] = target.rest;
+    if (head === undefined) {
+      if (target.filename !== null) return sendCdnError(res, 404, 'Not found.');
+      return sendListing(ctx, res, g, groups);
+    }
+    if (head === 'nth' && arg !== undefined) return sendNth(ctx, req, res, g, groups, arg, rest, target);
+    if (head === 'archive' && (arg === 'zip' || arg === 'tar') && rest.length === 0) {
+      const entries = await groups.entries(g);
+      return sendArchive(req, res, ctx.blobs, entries.map((e) => e.file), {
+        format: arg,
+        filename: target.filename ?? `${groupId(g)}.${arg}`,
+        maxBytes: ctx.config.groupArchiveMaxBytes,
+      });
+    }
+    return sendCdnError(res, 404, 'Not found.');
+  };
+}
+
+async function sendNth(ctx: AppContext, req: IncomingMessage, res: ServerResponse, g: GroupRecord, groups: GroupService, arg: string, urlOps: string[], target: GroupTarget): Promise<void> {
+  if (!/^\d{1,4}$/.test(arg) || Number(arg) >= g.filesCount) return sendCdnError(res, 404, 'No file with this index in the group.');
+  if (urlOps.length > 0 && urlOps[0] !== '-') return sendCdnError(res, 400, 'Operations after nth/<i>/ must start with "-/".');
+  const member = await groups.repo.member(g.uuid, Number(arg));
+  const file = member ? await deliverable(ctx, member.fileUuid) : null;
+  if (!member || !file) return sendCdnError(res, 404, 'File not found.');
+  // The group's own operations first, then the URL's (spec: "applied first").
+  const ops = [...effectsSegments(member.effects), ...urlOps];
+  const delivery = splitDeliveryOps(ops);
+  if (delivery.rest.length === 0) return sendOriginal(req, res, ctx.blobs, file, { filename: target.filename, inline: delivery.inline });
+  const synthetic = { kind: 'file' as const, uuid: file.uuid, ops, filename: target.filename, special: null };
+  if (cdnExtensions.processed && (await cdnExtensions.processed(ctx, req, res, file, synthetic))) return;
+  return renderProcessed(ctx, req, res, file, ops);
+}
+
+async function deliverable(ctx: AppContext, uuid: string): Promise<FileRecord | null> {
+  const f = await ctx.files.repo.byUuid(uuid);
+  return f && f.removedUs === null && f.blobKey ? f : null;
+}
+
+async function sendListing(ctx: AppContext, res: ServerResponse, g: GroupRecord, groups: GroupService): Promise<void> {
+  const id = groupId(g);
+  const entries = await groups.entries(g);
+  const rows = entries.map((e, i) => {
+    const url = `${ctx.bases.cdn}/${id}/nth/${i}/`;
+    const uuid = e.file ? esc(e.file.uuid) : '(removed)';
+    return `<li data-index="${i}"><a href="${esc(url)}">${esc(url)}</a> <code>${uuid}</code>${e.effects ? ` <code>-/${esc(e.effects)}</code>` : ''}</li>`;
+  });
+  const body = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Group ${esc(id)}</title></head><body><h1>Group ${esc(id)}</h1><p>${g.filesCount} files</p><ol start="0">${rows.join('')}</ol></body></html>\n`;
+  res.writeHead(200, {
+    'content-type': 'text/html; charset=UTF-8',
+    'content-length': Buffer.byteLength(body),
+    'content-security-policy': "sandbox; default-src 'none'",
+    'cache-control': 'public, max-age=3600',
+    'access-control-allow-origin': '*',
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

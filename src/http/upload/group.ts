@@ -1,0 +1,101 @@
+/**
+ * POST /group/ and GET /group/info/ (wire-reference §1.9). Files arrive as `files[]` (repeated,
+ * JS SDK), `files[0]`, `files[1]`, … (pyuploadcare; order = index), in multipart, urlencoded or
+ * query form; repeated keys matter, so this plugin reads every encoding as an ordered list.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { isAppError } from '../../core/errors.js';
+import { parseFileRef, type FileRef } from '../../groups/file-ref.js';
+import { uploadGroupJson } from '../../groups/json.js';
+import { MAX_GROUP_FILES, type GroupService } from '../../groups/service.js';
+import { sendJson } from '../common/json.js';
+import { mapMultipartError } from './base.js';
+import { authorizeUpload } from './credentials.js';
+import { uploadError } from './errors.js';
+import { checkNoNulls, requireProject, type Params } from './params.js';
+
+type Pairs = Array<[string, string]>;
+
+export function groupRoutes(ctx: AppContext, groups: GroupService) {
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    // Encapsulated to this plugin: the server-wide urlencoded parser keeps only the last of repeated keys.
+    app.removeContentTypeParser('application/x-www-form-urlencoded');
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+      done(null, [...new URLSearchParams(String(body))]);
+    });
+
+    app.post('/group/', async (req, reply) => {
+      const query = queryPairs(req);
+      const body = await bodyPairs(req).catch((err: unknown) => {
+        throw mapMultipartError(err);
+      });
+      const params: Params = new Map([...query, ...body]);
+      checkNoNulls(params);
+      const found = await requireProject(ctx, params, 'other');
+      const spend = await authorizeUpload(ctx, req, found, params, '/group/', 0);
+      try {
+        const refs = fileRefs(fileEntries(body).length > 0 ? body : query);
+        const g = await groups.create(found.project.id, refs, () => uploadError(400, 'GroupFilesNotFoundError', 'Some files not found.'));
+        return sendJson(reply, 200, uploadGroupJson(g, await groups.entries(g), ctx.bases));
+      } catch (err) {
+        if (isAppError(err) && err.status < 500) await spend.refund();
+        throw err;
+      }
+    });
+
+    const info = async (req: FastifyRequest) => {
+      const params: Params = new Map([...queryPairs(req), ...(await bodyPairs(req).catch((err: unknown) => Promise.reject(mapMultipartError(err))))]);
+      const found = await requireProject(ctx, params, 'other');
+      const id = params.get('group_id');
+      if (!id) throw uploadError(400, 'GroupIdRequiredError', 'group_id is required.');
+      const g = await groups.find(found.project.id, id);
+      if (!g) throw uploadError(404, 'GroupNotFoundError', 'group_id is invalid.');
+      return uploadGroupJson(g, await groups.entries(g), ctx.bases);
+    };
+    app.get('/group/info/', async (req, reply) => sendJson(reply, 200, await info(req)));
+    app.post('/group/info/', async (req, reply) => sendJson(reply, 200, await info(req)));
+  };
+}
+
+function queryPairs(req: FastifyRequest): Pairs {
+  const q = req.url.indexOf('?');
+  return q === -1 ? [] : [...new URLSearchParams(req.url.slice(q + 1))];
+}
+
+async function bodyPairs(req: FastifyRequest): Promise<Pairs> {
+  if (Array.isArray(req.body)) return req.body as Pairs;
+  if (!req.isMultipart()) return [];
+  const out: Pairs = [];
+  // A full group is 1000 file fields plus a few more; the server-wide field limit is lower.
+  for await (const part of req.parts({ limits: { fields: MAX_GROUP_FILES + 20, fieldSize: 8 * 1024, files: 0 } })) {
+    if (part.type === 'field' && typeof part.value === 'string') out.push([part.fieldname, part.value]);
+  }
+  return out;
+}
+
+/** `files[]` in order of appearance, `files[N]` in order of N, and a bare `files`. */
+function fileEntries(pairs: Pairs): string[] {
+  const indexed: Array<[number, string]> = [];
+  const listed: string[] = [];
+  for (const [k, v] of pairs) {
+    if (k === 'files[]' || k === 'files') listed.push(v);
+    else {
+      const m = /^files\[(\d{1,7})\]$/.exec(k);
+      if (m) indexed.push([Number(m[1]), v]);
+    }
+  }
+  indexed.sort((a, b) => a[0] - b[0]);
+  return [...indexed.map((e) => e[1]), ...listed];
+}
+
+function fileRefs(pairs: Pairs): FileRef[] {
+  const entries = fileEntries(pairs);
+  if (entries.length === 0) throw uploadError(400, 'GroupFilesInvalidError', 'No files[N] parameters found.');
+  if (entries.length > MAX_GROUP_FILES) throw uploadError(400, 'FilesNumberLimitExceededError', 'There are too many files.');
+  return entries.map((e) => {
+    const ref = parseFileRef(e);
+    if (!ref) throw uploadError(400, 'GroupFileURLParsingFailedError', `This is not valid file url: ${e}.`);
+    return ref;
+  });
+}
