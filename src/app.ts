@@ -14,7 +14,6 @@ import { migrate } from './db/migrations.js';
 import { ProjectRepo } from './db/projects.js';
 import { ProjectService } from './core/projects.js';
 import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB, FileService } from './core/files.js';
-import { FILE_EVENT_JOB } from './core/events.js';
 import { enqueue, JobQueue } from './jobs/queue.js';
 import { Worker } from './jobs/worker.js';
 import { buildRestServer } from './http/rest/server.js';
@@ -49,7 +48,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   await blobs.sweepTemp(60 * 60 * 1000);
   const files = new FileService(db, blobs);
   const queue = new JobQueue(db.kysely, db.dialect);
-  const worker = new Worker(queue, log, config.jobPollMs);
+  const worker = new Worker(queue, log, config.jobPollMs, 8);
   const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, queue, worker };
   registerCoreJobs(ctx);
   await registerFeatures(ctx);
@@ -101,8 +100,7 @@ function registerCoreJobs(ctx: AppContext): void {
       if (n > 0) ctx.log.info({ expired: n }, 'expired unstored files');
     },
   });
-  // Until webhooks are configured, file events have no consumer; the webhook feature replaces this.
-  ctx.worker.register(FILE_EVENT_JOB, { run: async () => undefined });
+  // File events (FILE_EVENT_JOB) are consumed by the webhooks feature (src/features/webhooks.ts).
 }
 
 /**

@@ -1,0 +1,118 @@
+/**
+ * Delivery of one notification to one subscription, one attempt per job run: POST the frozen JSON
+ * body through the outbound client (SSRF guard, timeout), sign it when the subscription has a
+ * secret, record the attempt, and let the queue retry anything but a 2xx with growing delays
+ * until webhookRetryForMs after the event. Refusals by policy (a blocked address, a malformed
+ * URL) are recorded and given up at once: retrying cannot change the answer.
+ */
+import { performance } from 'node:perf_hooks';
+import type { AppContext } from '../context.js';
+import { isAppError } from '../core/errors.js';
+import { nowUs } from '../core/time.js';
+import { backoffMs, type ClaimedJob } from '../jobs/queue.js';
+import { JobGiveUpError, type JobHandler } from '../jobs/worker.js';
+import { OutboundClient } from '../net/outbound.js';
+import type { DeliveryJob } from './dispatch.js';
+import type { WebhookRepo } from './repo.js';
+import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
+
+const EXCERPT_BYTES = 1024;
+/** Outbound errors that are the URL's or the policy's verdict, not a passing failure. */
+const PERMANENT_CODES = new Set([
+  'URLParsingFailedError',
+  'URLSchemeRequiredError',
+  'URLSchemeInvalidError',
+  'URLHostRequiredError',
+  'URLHostMalformedError',
+  'URLHostPrivateIPForbiddenError',
+]);
+
+interface Attempt {
+  status: number | null;
+  excerpt: string | null;
+  error: string | null;
+  permanent: boolean;
+}
+
+export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler {
+  const cfg = ctx.config;
+  const client = new OutboundClient({
+    allowCidrs: cfg.outboundAllow,
+    timeoutMs: cfg.webhookTimeoutMs,
+    maxBytes: 64 * 1024,
+    maxRedirects: 0,
+    userAgent: 'Stowage-Webhooks/0.7',
+  });
+  const retryInMs = (attempt: number) => backoffMs(attempt, cfg.webhookRetryBaseMs, cfg.webhookRetryMaxMs);
+
+  return {
+    // The heartbeat renews it while a slow receiver holds the request; after a crash the
+    // delivery is picked up again this long after the last renewal.
+    leaseMs: cfg.webhookTimeoutMs + 2000,
+    retryInMs,
+    // Half the worker's slots at most: a receiver that lets every request time out must not
+    // hold up expiry, byte reclaiming and the other jobs.
+    maxConcurrent: 4,
+    async run(payload: unknown, job: ClaimedJob): Promise<void> {
+      const d = payload as DeliveryJob;
+      const sub = await repo.get(d.projectId, d.subscriptionId);
+      // Unsubscribed or deactivated since the event: the user no longer wants it.
+      if (!sub || !sub.isActive) return;
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (sub.signingSecret) headers[SIGNATURE_HEADER] = signatureHeader(sub.signingSecret, d.body);
+      const startedUs = nowUs();
+      const t0 = performance.now();
+      const result = await attempt(client, sub.targetUrl, headers, d.body);
+      const success = result.status !== null && result.status >= 200 && result.status < 300;
+      await repo.recordDelivery({
+        webhookId: sub.id,
+        projectId: d.projectId,
+        event: d.event,
+        eventId: d.eventId,
+        attempt: job.attempt,
+        targetUrl: sub.targetUrl,
+        startedUs,
+        durationMs: Math.round(performance.now() - t0),
+        status: result.status,
+        success,
+        error: result.error,
+        responseExcerpt: result.excerpt,
+      });
+      if (success) return;
+      const reason = result.error ?? `HTTP ${result.status}`;
+      if (result.permanent) throw new JobGiveUpError(`refused: ${reason}`);
+      // Give up when even the shortest next delay lands past the retry window.
+      const giveUpAtUs = d.eventUs + cfg.webhookRetryForMs * 1000;
+      const soonestNextUs = nowUs() + (Math.min(cfg.webhookRetryMaxMs, cfg.webhookRetryBaseMs * 2 ** (job.attempt - 1)) / 2) * 1000;
+      if (soonestNextUs > giveUpAtUs) throw new JobGiveUpError(`gave up after ${job.attempt} attempts: ${reason}`);
+      throw new Error(reason);
+    },
+  };
+}
+
+async function attempt(client: OutboundClient, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
+  let res;
+  try {
+    res = await client.request(url, { method: 'POST', headers, body, followRedirects: false });
+  } catch (err) {
+    if (isAppError(err)) return { status: null, excerpt: null, error: `${err.code}: ${err.message}`, permanent: PERMANENT_CODES.has(err.code) };
+    return { status: null, excerpt: null, error: err instanceof Error ? err.message : String(err), permanent: false };
+  }
+  let excerpt: string | null = null;
+  let error: string | null = null;
+  try {
+    excerpt = clipUtf8(await res.text(EXCERPT_BYTES), EXCERPT_BYTES);
+  } catch (err) {
+    // The status already arrived; a body that stalls or breaks only loses the excerpt.
+    error = isAppError(err) ? `${err.code}: ${err.message} (while reading the response)` : 'response body unreadable';
+    await res.discard().catch(() => undefined);
+  }
+  return { status: res.status, excerpt, error, permanent: false };
+}
+
+/** At most `maxBytes` of UTF-8, cut on a character boundary. */
+function clipUtf8(text: string, maxBytes: number): string {
+  let out = text;
+  while (Buffer.byteLength(out, 'utf8') > maxBytes) out = out.slice(0, -1);
+  return out;
+}

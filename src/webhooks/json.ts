@@ -1,0 +1,36 @@
+/** Wire shapes of the webhooks feature: the subscription object (wire-reference §2.10) and attempt records. */
+import { formatUs } from '../core/time.js';
+import type { DeliveryRecord, Subscription } from './repo.js';
+
+/** Exactly the fields and order of the management API's subscription object. */
+export function subscriptionJson(s: Subscription): Record<string, unknown> {
+  return {
+    id: s.id,
+    created: formatUs(s.createdUs),
+    updated: formatUs(s.updatedUs),
+    event: s.event,
+    target_url: s.targetUrl,
+    project: s.projectId,
+    is_active: s.isActive,
+    signing_secret: s.signingSecret,
+    version: s.version,
+  };
+}
+
+/** REST extension: one delivery attempt, so a user can see why a hook failed. */
+export function deliveryJson(d: DeliveryRecord): Record<string, unknown> {
+  return {
+    id: d.id,
+    webhook: d.webhookId,
+    event: d.event,
+    event_id: d.eventId,
+    attempt: d.attempt,
+    target_url: d.targetUrl,
+    started: formatUs(d.startedUs),
+    duration_ms: d.durationMs,
+    status: d.status,
+    success: d.success,
+    error: d.error,
+    response_excerpt: d.responseExcerpt,
+  };
+}

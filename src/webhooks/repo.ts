@@ -1,0 +1,193 @@
+/** Queries of the webhooks tables: subscriptions and delivery-attempt records. */
+import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { DbOrTrx } from '../jobs/queue.js';
+import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables/webhooks.js';
+
+export interface Subscription {
+  id: number;
+  projectId: number;
+  event: string;
+  targetUrl: string;
+  isActive: boolean;
+  signingSecret: string | null;
+  version: string;
+  createdUs: number;
+  updatedUs: number;
+}
+
+export interface SubscriptionPatch {
+  event?: string;
+  targetUrl?: string;
+  isActive?: boolean;
+  signingSecret?: string | null;
+  version?: string;
+}
+
+export interface DeliveryRecord {
+  id: number;
+  webhookId: number;
+  event: string;
+  eventId: number;
+  attempt: number;
+  targetUrl: string;
+  startedUs: number;
+  durationMs: number;
+  status: number | null;
+  success: boolean;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+
+export type NewDelivery = Omit<DeliveryRecord, 'id'> & { projectId: number };
+
+export class WebhookRepo {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async list(projectId: number): Promise<Subscription[]> {
+    const rows = await this.db.selectFrom('webhooks').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
+    return rows.map(toSubscription);
+  }
+
+  async get(projectId: number, id: number, db: DbOrTrx = this.db): Promise<Subscription | null> {
+    const r = await db.selectFrom('webhooks').selectAll().where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+    return r ? toSubscription(r) : null;
+  }
+
+  /** Active subscriptions of a project to one event: the fan-out targets. */
+  async activeFor(projectId: number, event: string): Promise<Subscription[]> {
+    const rows = await this.db
+      .selectFrom('webhooks')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('event', '=', event)
+      .where('is_active', '=', 1)
+      .orderBy('id')
+      .execute();
+    return rows.map(toSubscription);
+  }
+
+  async insert(s: Omit<Subscription, 'id'>): Promise<Subscription> {
+    const row = await this.db
+      .insertInto('webhooks')
+      .values({
+        project_id: s.projectId,
+        event: s.event,
+        target_url: s.targetUrl,
+        is_active: s.isActive ? 1 : 0,
+        signing_secret: s.signingSecret,
+        version: s.version,
+        created_us: s.createdUs,
+        updated_us: s.updatedUs,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toSubscription(row);
+  }
+
+  async update(projectId: number, id: number, patch: SubscriptionPatch, updatedUs: number): Promise<Subscription | null> {
+    const set: Updateable<WebhooksTable> = { updated_us: updatedUs };
+    if (patch.event !== undefined) set.event = patch.event;
+    if (patch.targetUrl !== undefined) set.target_url = patch.targetUrl;
+    if (patch.isActive !== undefined) set.is_active = patch.isActive ? 1 : 0;
+    if (patch.signingSecret !== undefined) set.signing_secret = patch.signingSecret;
+    if (patch.version !== undefined) set.version = patch.version;
+    const row = await this.db
+      .updateTable('webhooks')
+      .set(set)
+      .where('project_id', '=', projectId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toSubscription(row) : null;
+  }
+
+  async remove(projectId: number, id: number): Promise<boolean> {
+    const r = await this.db.deleteFrom('webhooks').where('project_id', '=', projectId).where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Unsubscribe: by target and event, or every event of the target when `event` is absent. */
+  async removeByTarget(projectId: number, targetUrl: string, event: string | undefined): Promise<number> {
+    let q = this.db.deleteFrom('webhooks').where('project_id', '=', projectId).where('target_url', '=', targetUrl);
+    if (event !== undefined) q = q.where('event', '=', event);
+    const r = await q.executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  async recordDelivery(d: NewDelivery): Promise<void> {
+    await this.db
+      .insertInto('webhook_deliveries')
+      .values({
+        webhook_id: d.webhookId,
+        project_id: d.projectId,
+        event: d.event,
+        event_id: d.eventId,
+        attempt: d.attempt,
+        target_url: d.targetUrl,
+        started_us: d.startedUs,
+        duration_ms: d.durationMs,
+        status: d.status,
+        success: d.success ? 1 : 0,
+        error: d.error,
+        response_excerpt: d.responseExcerpt,
+      })
+      .execute();
+  }
+
+  /** Newest first; `beforeId` continues a previous page. */
+  async deliveries(webhookId: number, limit: number, beforeId: number | null): Promise<DeliveryRecord[]> {
+    let q = this.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
+    if (beforeId !== null) q = q.where('id', '<', beforeId);
+    const rows = await q.orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toDelivery);
+  }
+
+  async countDeliveries(webhookId: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('webhook_id', '=', webhookId)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async pruneDeliveries(olderThanUs: number): Promise<void> {
+    await this.db.deleteFrom('webhook_deliveries').where('started_us', '<', olderThanUs).execute();
+  }
+
+  async removeDeliveries(webhookId: number): Promise<void> {
+    await this.db.deleteFrom('webhook_deliveries').where('webhook_id', '=', webhookId).execute();
+  }
+}
+
+function toSubscription(r: Selectable<WebhooksTable>): Subscription {
+  return {
+    id: Number(r.id),
+    projectId: Number(r.project_id),
+    event: r.event,
+    targetUrl: r.target_url,
+    isActive: Number(r.is_active) === 1,
+    signingSecret: r.signing_secret,
+    version: r.version,
+    createdUs: Number(r.created_us),
+    updatedUs: Number(r.updated_us),
+  };
+}
+
+function toDelivery(r: Selectable<WebhookDeliveriesTable>): DeliveryRecord {
+  return {
+    id: Number(r.id),
+    webhookId: Number(r.webhook_id),
+    event: r.event,
+    eventId: Number(r.event_id),
+    attempt: Number(r.attempt),
+    targetUrl: r.target_url,
+    startedUs: Number(r.started_us),
+    durationMs: Number(r.duration_ms),
+    status: r.status === null ? null : Number(r.status),
+    success: Number(r.success) === 1,
+    error: r.error,
+    responseExcerpt: r.response_excerpt,
+  };
+}
