@@ -82,3 +82,55 @@ describe('REST authentication and versioning', () => {
     expect((await call('GET', '/files')).status).toBe(404);
   });
 });
+
+describe('Svc.Simple over HTTPS', () => {
+  it('is accepted over TLS and from a trusted proxy that says https', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', `${dir}/key.pem`, '-out', `${dir}/cert.pem`], { stdio: 'ignore' });
+    const tls = await startServer({ env: { STOWAGE_TLS_CERT_FILE: `${dir}/cert.pem`, STOWAGE_TLS_KEY_FILE: `${dir}/key.pem`, NODE_TLS_REJECT_UNAUTHORIZED: '0' } });
+    const proxied = await startServer({ env: { STOWAGE_TRUSTED_PROXIES: '127.0.0.1' } });
+    try {
+      expect(tls.rest).toMatch(/^https:/);
+      const tlsKeys = await tls.createProject();
+      const { Agent } = await import('undici');
+      const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+      const res = await fetch(`${tls.rest}/files/`, {
+        headers: { accept: 'application/vnd.uploadcare-v0.7+json', authorization: `Uploadcare.Simple ${tlsKeys.public_key}:${tlsKeys.secret_key}` },
+        dispatcher: insecure,
+      } as RequestInit);
+      expect(res.status).toBe(200);
+      const wrong = await fetch(`${tls.rest}/files/`, {
+        headers: { accept: 'application/vnd.uploadcare-v0.7+json', authorization: `Uploadcare.Simple ${tlsKeys.public_key}:wrongsecretwrongsecret` },
+        dispatcher: insecure,
+      } as RequestInit);
+      expect(wrong.status).toBe(401);
+      expect(((await wrong.json()) as { detail: string }).detail).toBe('Secret key not found.');
+
+      const pk = await proxied.createProject();
+      const viaProxy = restClient(proxied.rest, pk);
+      const auth = `Uploadcare.Simple ${pk.public_key}:${pk.secret_key}`;
+      expect((await viaProxy('GET', '/files/', { authorization: auth, headers: { 'x-forwarded-proto': 'https' } })).status).toBe(200);
+      expect((await viaProxy('GET', '/files/', { authorization: auth })).status).toBe(400);
+    } finally {
+      await tls.stop();
+      await proxied.stop();
+    }
+  });
+
+  it('turns the SDK aliases off with one switch', async () => {
+    const strict = await startServer({ env: { STOWAGE_SDK_ALIASES: 'false' } });
+    try {
+      const k = await strict.createProject();
+      const c = restClient(strict.rest, k);
+      expect((await c('GET', '/files/', { scheme: 'Svc', accept: 'application/vnd.svc-v0.7+json' })).status).toBe(200);
+      expect((await c('GET', '/files/', { scheme: 'Uploadcare', accept: 'application/vnd.svc-v0.7+json' })).status).toBe(401);
+      expect((await c('GET', '/files/', { scheme: 'Svc' })).status).toBe(406);
+    } finally {
+      await strict.stop();
+    }
+  });
+});
