@@ -257,6 +257,7 @@ export class FileService {
           if (file && file.storedUs === null && file.removedUs === null) await this.removeLocked(trx, file, systemInitiator(), null);
         }
       });
+      for (const { uuid } of due) this.onRemoved(uuid);
       total += due.length;
       if (due.length < batchSize) return total;
     }
