@@ -28,7 +28,7 @@ export async function remoteCopy(ctx: AppContext, projectId: number, src: CopySo
   const ext = out ? extensionOf(out) : path.extname(src.file.filename);
   const stem = src.file.filename.slice(0, src.file.filename.length - path.extname(src.file.filename).length);
   const key = expandPattern(pattern, { uuid: src.file.uuid, filename: stem, effects: effectsForKey(src.plan ? src.ops : []), ext });
-  const writer = new StorageWriter(storage, ctx.config.outboundAllow);
+  const writer = await StorageWriter.open(storage, ctx.config.outboundAllow);
   try {
     const url = `s3://${storage.bucket}/${key}`;
     if (await writer.exists(key)) return { url, created: false };

@@ -4,14 +4,16 @@
  * SSRF guard of net/): a storage pointing at a private or loopback address works only when that
  * network is in STOWAGE_OUTBOUND_ALLOW. Hostnames are checked in the socket's own lookup, so the
  * checked address is the one connected to; IP literals are checked before the client is built.
+ * The AWS SDK is loaded on first use: it is large, and most processes (CLI, CDN nodes) never need it.
  */
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+type StorageSdk = typeof import('@aws-sdk/lib-storage');
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import { HeadObjectCommand, S3Client, type ObjectCannedACL } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { ObjectCannedACL, S3Client } from '@aws-sdk/client-s3';
 import { AppError } from '../core/errors.js';
 import { AddressPolicy, parseAddress, parseAllowList } from '../net/address-policy.js';
 import type { CustomStorage } from './repo.js';
@@ -35,14 +37,19 @@ function guardedLookup(policy: AddressPolicy): LookupFunction {
 export class StorageWriter {
   private readonly client: S3Client;
 
-  constructor(private readonly storage: CustomStorage, allowCidrs: string[], timeoutMs = 10 * 60 * 1000) {
+  static async open(storage: CustomStorage, allowCidrs: string[], timeoutMs = 10 * 60 * 1000): Promise<StorageWriter> {
+    const [s3, lib] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
+    return new StorageWriter(s3, lib, storage, allowCidrs, timeoutMs);
+  }
+
+  private constructor(private readonly s3: S3Sdk, private readonly lib: StorageSdk, private readonly storage: CustomStorage, allowCidrs: string[], timeoutMs: number) {
     const policy = new AddressPolicy(parseAllowList(allowCidrs));
     if (storage.endpoint) {
       const literal = parseAddress(new URL(storage.endpoint).hostname);
       if (literal && !policy.allows(literal)) throw refused();
     }
     const lookup = guardedLookup(policy);
-    this.client = new S3Client({
+    this.client = new s3.S3Client({
       region: storage.region,
       ...(storage.endpoint ? { endpoint: storage.endpoint } : {}),
       forcePathStyle: storage.forcePathStyle,
@@ -54,7 +61,7 @@ export class StorageWriter {
 
   async exists(key: string): Promise<boolean> {
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.storage.bucket, Key: key }));
+      await this.client.send(new this.s3.HeadObjectCommand({ Bucket: this.storage.bucket, Key: key }));
       return true;
     } catch (err) {
       const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -66,7 +73,7 @@ export class StorageWriter {
   /** Streams `body` to the key (multipart for large bodies, 5 MiB parts, bounded memory). */
   async put(key: string, body: Readable, contentType: string, makePublic: boolean): Promise<void> {
     const acl: ObjectCannedACL = makePublic ? 'public-read' : 'private';
-    const upload = new Upload({
+    const upload = new this.lib.Upload({
       client: this.client,
       params: { Bucket: this.storage.bucket, Key: key, Body: body, ContentType: contentType, ACL: acl },
       queueSize: 2,
