@@ -33,6 +33,9 @@ export interface DeliveryJob {
 export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler {
   const projects = new ProjectRepo(ctx.db.kysely);
   return {
+    // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
+    // quick pick-up after a crash.
+    leaseMs: 10_000,
     async run(payload: unknown, job: ClaimedJob): Promise<void> {
       const event = payload as FileEvent;
       const subs = await repo.activeFor(event.projectId, event.event);
