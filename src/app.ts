@@ -2,13 +2,12 @@
  * Wires the stores, services, job handlers and the three HTTP surfaces into one running node.
  * Every node is stateless: all state lives in the metadata store and the blob store.
  */
-import path from 'node:path';
 import type http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { baseUrls, type Config } from './config.js';
 import type { AppContext } from './context.js';
-import { FsBlobStore } from './blobs/fs-store.js';
+import { openBlobStore } from './blobs/select.js';
 import { openDb } from './db/connect.js';
 import { migrate } from './db/migrations.js';
 import { ProjectRepo } from './db/projects.js';
@@ -39,13 +38,12 @@ export async function openStores(config: Config, log: Logger) {
 
 export function createLogger(config: Config): Logger {
   // Secrets never reach logs: Authorization headers and key fields are redacted wherever they appear.
-  return pino({ level: config.logLevel, redact: ['*.authorization', '*.headers.authorization', '*.secret', '*.secretKey', '*.secret_key'] });
+  return pino({ level: config.logLevel, redact: ['*.authorization', '*.headers.authorization', '*.secret', '*.secretKey', '*.secret_key', '*.s3SecretAccessKey'] });
 }
 
 export async function startApp(config: Config, log: Logger = createLogger(config)): Promise<RunningApp> {
   const { db, projects } = await openStores(config, log);
-  const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  await blobs.sweepTemp(60 * 60 * 1000);
+  const blobs = await openBlobStore(config);
   const files = new FileService(db, blobs);
   const queue = new JobQueue(db.kysely, db.dialect);
   const worker = new Worker(queue, log, config.jobPollMs, 8);

@@ -81,6 +81,20 @@ const schema = z.object({
   webhookRetryForMs: z.coerce.number().int().positive(),
   /** Delivery attempt records older than this are pruned. */
   webhookDeliveryRetentionMs: z.coerce.number().int().positive(),
+  /** Scale-out: a bucket selects S3-compatible object storage for blobs (else the data dir). */
+  s3Bucket: z.string().optional(),
+  /** Scale-out: S3 endpoint URL for MinIO/R2/…; empty means AWS itself. */
+  s3Endpoint: z.string().url().optional(),
+  s3Region: z.string().min(1),
+  /** Scale-out: static credentials; without them the SDK's default chain (roles, AWS_* env) applies. */
+  s3AccessKeyId: z.string().optional(),
+  s3SecretAccessKey: z.string().optional(),
+  /** Scale-out: path-style URLs (http://host/bucket/key), as MinIO and most self-hosted stores want. */
+  s3ForcePathStyle: bool,
+  /** Scale-out: Redis for counters and locks shared by all nodes (throttling, CDN single-flight). */
+  redisUrl: z.string().optional(),
+  /** Scale-out: at SIGTERM, how long in-flight requests may take to finish before the node exits anyway. */
+  shutdownGraceMs: z.coerce.number().int().min(0),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -121,6 +135,9 @@ export const DEFAULTS = {
   webhookRetryMaxMs: 3600_000,
   webhookRetryForMs: 72 * 3600_000,
   webhookDeliveryRetentionMs: 30 * 24 * 3600_000,
+  s3Region: 'us-east-1',
+  s3ForcePathStyle: false,
+  shutdownGraceMs: 10_000,
 } as const;
 
 /** Environment variable for each key (STOWAGE_ + upper snake case). */
@@ -165,6 +182,14 @@ const ENV_NAMES: Record<keyof Config, string> = {
   webhookRetryMaxMs: 'STOWAGE_WEBHOOK_RETRY_MAX_MS',
   webhookRetryForMs: 'STOWAGE_WEBHOOK_RETRY_FOR_MS',
   webhookDeliveryRetentionMs: 'STOWAGE_WEBHOOK_DELIVERY_RETENTION_MS',
+  s3Bucket: 'STOWAGE_S3_BUCKET',
+  s3Endpoint: 'STOWAGE_S3_ENDPOINT',
+  s3Region: 'STOWAGE_S3_REGION',
+  s3AccessKeyId: 'STOWAGE_S3_ACCESS_KEY_ID',
+  s3SecretAccessKey: 'STOWAGE_S3_SECRET_ACCESS_KEY',
+  s3ForcePathStyle: 'STOWAGE_S3_FORCE_PATH_STYLE',
+  redisUrl: 'STOWAGE_REDIS_URL',
+  shutdownGraceMs: 'STOWAGE_SHUTDOWN_GRACE_MS',
 };
 
 export class ConfigError extends Error {}

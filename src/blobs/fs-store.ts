@@ -74,6 +74,11 @@ export class FsBlobStore implements BlobStore {
     await fsp.rm(this.localPath(key), { force: true });
   }
 
+  /** Readiness: the blob directory is still there and writable. */
+  async check(): Promise<void> {
+    await fsp.access(this.tmpDir, fs.constants.W_OK);
+  }
+
   /**
    * Removes temp files left by a crash mid-upload; called at start. Only old ones: another
    * process sharing the data dir may be writing the young ones right now.

@@ -31,6 +31,34 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Optional ability: a local file path with the bytes, for tools that want random access (sharp, ffprobe). */
   localPath?(key: string): string;
+  /** Optional ability: clients upload multipart parts straight to the store through presigned URLs. */
+  multipart?: PresignedMultipart;
+  /** Optional: where temporary local copies of blobs go (stores without `localPath`). */
+  spoolDir?: string;
+  /** Optional: readiness probe (throws when the store is unreachable). */
+  check?(): Promise<void>;
+  /** Optional: releases connections at shutdown. */
+  close?(): void;
+}
+
+export interface UploadedPart {
+  partNumber: number;
+  size: number;
+  etag: string;
+}
+
+/** S3-style multipart upload whose parts never pass through a node. */
+export interface PresignedMultipart {
+  /** Starts an upload that completes into `key`; returns its upload id. */
+  create(key: string, contentType: string): Promise<string>;
+  /** A URL a client may PUT part `partNumber` to, without credentials, for `expiresInS` seconds. */
+  partUrl(key: string, uploadId: string, partNumber: number, expiresInS: number): Promise<string>;
+  /** Parts received so far, in order. */
+  listParts(key: string, uploadId: string): Promise<UploadedPart[]>;
+  /** Assembles the parts into `key`; the object appears only now. */
+  complete(key: string, uploadId: string, parts: UploadedPart[]): Promise<void>;
+  /** Drops the upload and its parts; succeeds when already gone. */
+  abort(key: string, uploadId: string): Promise<void>;
 }
 
 export class BlobNotFound extends Error {

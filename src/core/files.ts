@@ -4,6 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
+import { withLocalFile } from '../blobs/local-file.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Db } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
@@ -113,8 +114,7 @@ export class FileService {
   }
 
   private async inspect(blobKey: string): Promise<Inspection> {
-    if (!this.blobs.localPath) throw new Error('blob store cannot expose a local path for inspection');
-    return inspectFile(this.blobs.localPath(blobKey));
+    return withLocalFile(this.blobs, blobKey, inspectFile);
   }
 
   /**

@@ -1,0 +1,201 @@
+/**
+ * S3-compatible BlobStore (AWS S3, MinIO, R2, …) with the AWS SDK v3. Bytes stream in through
+ * lib-storage's Upload (one PutObject for small bodies, a multipart upload with bounded buffers for
+ * large ones); the object becomes visible only when the upload completes, so `put` resolving means
+ * the bytes are durable. Size limits are enforced while streaming: the upload is aborted and
+ * nothing appears under the key.
+ */
+import crypto from 'node:crypto';
+import { Readable, Transform, pipeline } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListPartsCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { BlobNotFound, type BlobStore, type ByteRange, type PresignedMultipart, type PutResult, type UploadedPart } from './store.js';
+
+export interface S3StoreOptions {
+  bucket: string;
+  region: string;
+  endpoint?: string | undefined;
+  accessKeyId?: string | undefined;
+  secretAccessKey?: string | undefined;
+  forcePathStyle: boolean;
+  /** Local directory for temporary copies (inspection, image processing). */
+  spoolDir: string;
+}
+
+/** lib-storage part size; memory per upload is about partSize x QUEUE. */
+const PART_BYTES = 8 * 1024 * 1024;
+const QUEUE = 3;
+
+export class S3BlobStore implements BlobStore {
+  readonly client: S3Client;
+  readonly bucket: string;
+  readonly multipart: PresignedMultipart;
+  readonly spoolDir: string;
+
+  constructor(opts: S3StoreOptions) {
+    this.bucket = opts.bucket;
+    this.spoolDir = opts.spoolDir;
+    this.client = new S3Client({
+      region: opts.region,
+      ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+      forcePathStyle: opts.forcePathStyle,
+      // Without explicit keys the SDK's default chain applies (instance roles, AWS_* env, profiles).
+      ...(opts.accessKeyId && opts.secretAccessKey ? { credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } } : {}),
+      // Checksums only when the operation requires one: MinIO/R2/older gateways reject the newer defaults.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: 3,
+    });
+    this.multipart = new S3Multipart(this.client, this.bucket);
+  }
+
+  async put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult> {
+    const hash = crypto.createHash('md5');
+    let size = 0;
+    let tooLarge = false;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > opts.maxBytes) {
+          tooLarge = true;
+          return done(opts.onTooLarge());
+        }
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    // A failing source (client gone) destroys the meter too, which fails the upload below.
+    let sourceError: unknown = null;
+    const body = pipeline(source, meter, (err) => {
+      if (err) sourceError = err;
+    });
+    const upload = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: body }, partSize: PART_BYTES, queueSize: QUEUE });
+    try {
+      await upload.done();
+    } catch (err) {
+      // lib-storage aborts its multipart upload; the object was never completed, so nothing is
+      // visible under the key. Report why the stream stopped, not the follow-up abort error.
+      if (tooLarge) throw opts.onTooLarge();
+      throw sourceError ?? err;
+    }
+    if (tooLarge || sourceError) {
+      // Cannot normally happen (the body ended early without an error); never leave it behind.
+      await this.delete(key);
+      throw tooLarge ? opts.onTooLarge() : sourceError;
+    }
+    return { size, md5: hash.digest('hex') };
+  }
+
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    try {
+      const out = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+      );
+      if (!(out.Body instanceof Readable)) throw new Error('S3 GetObject returned no stream');
+      return out.Body;
+    } catch (err) {
+      if (isMissing(err)) throw new BlobNotFound(key);
+      throw err;
+    }
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength ?? 0;
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+  }
+
+  /** Readiness: the bucket exists and these credentials reach it. */
+  async check(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+/** Presigned multipart uploads: clients PUT parts straight to the bucket. */
+class S3Multipart implements PresignedMultipart {
+  constructor(private readonly client: S3Client, private readonly bucket: string) {}
+
+  async create(key: string, contentType: string): Promise<string> {
+    const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }));
+    if (!out.UploadId) throw new Error('S3 CreateMultipartUpload returned no UploadId');
+    return out.UploadId;
+  }
+
+  partUrl(key: string, uploadId: string, partNumber: number, expiresInS: number): Promise<string> {
+    // S3 caps presigned URLs at 7 days.
+    const expiresIn = Math.max(1, Math.min(expiresInS, 7 * 24 * 3600));
+    return getSignedUrl(this.client, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn });
+  }
+
+  async listParts(key: string, uploadId: string): Promise<UploadedPart[]> {
+    const parts: UploadedPart[] = [];
+    let marker: string | undefined;
+    for (;;) {
+      const out = await this.client.send(new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, ...(marker ? { PartNumberMarker: marker } : {}) }));
+      for (const p of out.Parts ?? []) {
+        if (p.PartNumber !== undefined && p.ETag) parts.push({ partNumber: p.PartNumber, size: p.Size ?? 0, etag: p.ETag });
+      }
+      if (!out.IsTruncated || !out.NextPartNumberMarker) break;
+      marker = out.NextPartNumberMarker;
+    }
+    return parts.sort((a, b) => a.partNumber - b.partNumber);
+  }
+
+  async complete(key: string, uploadId: string, parts: UploadedPart[]): Promise<void> {
+    await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+      }),
+    );
+  }
+
+  async abort(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+    } catch (err) {
+      // Already completed or aborted: nothing left to clean up.
+      if (!isMissing(err) && errorName(err) !== 'NoSuchUpload') throw err;
+    }
+  }
+}
+
+function errorName(err: unknown): string | undefined {
+  return (err as { name?: string; Code?: string }).name ?? (err as { Code?: string }).Code;
+}
+
+function isMissing(err: unknown): boolean {
+  const name = errorName(err);
+  const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return name === 'NoSuchKey' || name === 'NotFound' || name === 'NoSuchUpload' || status === 404;
+}

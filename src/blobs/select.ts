@@ -1,0 +1,28 @@
+/** Picks the blob backend from the configuration: S3 when a bucket is set, else the data dir. */
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { FsBlobStore } from './fs-store.js';
+import { sweepSpool } from './local-file.js';
+import { S3BlobStore } from './s3-store.js';
+import type { BlobStore } from './store.js';
+
+const HOUR = 60 * 60 * 1000;
+
+export async function openBlobStore(config: Config): Promise<BlobStore> {
+  if (config.s3Bucket) {
+    const spoolDir = path.join(config.dataDir, 'spool');
+    await sweepSpool(spoolDir, HOUR);
+    return new S3BlobStore({
+      bucket: config.s3Bucket,
+      region: config.s3Region,
+      endpoint: config.s3Endpoint,
+      accessKeyId: config.s3AccessKeyId,
+      secretAccessKey: config.s3SecretAccessKey,
+      forcePathStyle: config.s3ForcePathStyle,
+      spoolDir,
+    });
+  }
+  const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
+  await blobs.sweepTemp(HOUR);
+  return blobs;
+}
