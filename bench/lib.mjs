@@ -1,0 +1,128 @@
+// Bench helpers: child processes, free ports, CPU ticks from /proc, and wrk runs.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `cmd args` (optionally under taskset), resolves once `ready(output)` is true. */
+export async function startProc(cmd, args, { env = {}, pin = null, ready, timeoutMs = 30_000 } = {}) {
+  const full = pin === null ? [cmd, ...args] : ['taskset', '-c', String(pin), cmd, ...args];
+  const child = spawn(full[0], full.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${cmd} did not start:\n${out}`)), timeoutMs);
+    const check = () => { if (ready(out)) { clearTimeout(t); resolve(); } };
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
+    child.once('exit', (code) => { clearTimeout(t); reject(new Error(`${cmd} exited ${code}:\n${out}`)); });
+    check();
+  });
+  child.removeAllListeners('exit');
+  const exited = new Promise((r) => child.once('exit', r));
+  return {
+    pid: child.pid,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+export async function waitHttp(url, timeoutMs = 15_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try { await fetch(url); return; } catch { if (Date.now() > end) throw new Error(`no answer from ${url}`); }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** utime+stime ticks of `pid` and all its descendants (nginx workers, taskset's child). */
+export function cpuTicks(pid) {
+  const procs = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.set(Number(d), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+    } catch { /* gone */ }
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length) {
+    const p = stack.pop();
+    total += procs.get(p)?.ticks ?? 0;
+    for (const [c, info] of procs) if (info.ppid === p) stack.push(c);
+  }
+  return total;
+}
+
+const LUA = `
+counter = 0
+request = function()
+  counter = counter + 1
+  local p = PATTERN
+  if string.find(p, "%%d") then p = string.format(p, 300 + (counter % 100)) end
+  return wrk.format("GET", p, HEADERS)
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("BENCHJSON {\\"requests\\":%d,\\"duration_us\\":%d,\\"p50\\":%d,\\"p99\\":%d,\\"errors\\":%d,\\"non2xx\\":%d}\\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.connect + e.read + e.write + e.timeout, e.status))
+end
+`;
+
+/**
+ * wrk against `base + pattern` (`%d` becomes 300..399, a different width per request); returns
+ * req/s, latency percentiles (ms) and the server's CPU ms per request over the measured run.
+ */
+export async function wrk({ base, pattern, headers = {}, connections, seconds, serverPid, pin = null, dir }) {
+  const lua = path.join(dir, `wrk-${Math.random().toString(36).slice(2)}.lua`);
+  const hdr = `{${Object.entries(headers).map(([k, v]) => `[${JSON.stringify(k)}]=${JSON.stringify(v)}`).join(',')}}`;
+  fs.writeFileSync(lua, `PATTERN = ${JSON.stringify(pattern)}\nHEADERS = ${hdr}\n${LUA}`);
+  const run = (secs) => {
+    const args = ['-t1', `-c${connections}`, `-d${secs}s`, '--timeout', '30s', '-s', lua, base];
+    const full = pin === null ? ['wrk', ...args] : ['taskset', '-c', String(pin), 'wrk', ...args];
+    return new Promise((resolve, reject) => {
+      const c = spawn(full[0], full.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      c.stdout.on('data', (d) => (out += d));
+      c.stderr.on('data', (d) => (out += d));
+      c.once('exit', () => {
+        const m = /BENCHJSON (\{.*\})/.exec(out);
+        m ? resolve(JSON.parse(m[1])) : reject(new Error(`wrk failed:\n${out}`));
+      });
+    });
+  };
+  await run(1); // warm-up: JIT, file caches, connections
+  const before = cpuTicks(serverPid);
+  const r = await run(seconds);
+  const after = cpuTicks(serverPid);
+  fs.rmSync(lua, { force: true });
+  const secs = r.duration_us / 1e6;
+  return {
+    rps: r.requests / secs,
+    p50: r.p50 / 1000,
+    p99: r.p99 / 1000,
+    cpuMsPerReq: ((after - before) * 1000) / CLK_TCK / Math.max(1, r.requests),
+    requests: r.requests,
+    bad: r.errors + r.non2xx,
+  };
+}

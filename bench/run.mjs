@@ -1,0 +1,115 @@
+// `npm run bench`: Stowage's CDN against ipx, sharp in-process, a bare node:http static server and
+// nginx, unpinned and with every server pinned to core 1 (load generator on core 0). Prints req/s,
+// p50/p99 latency, server CPU ms per request and the issue's target ratios.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { makeFixtures } from './fixtures.mjs';
+import { startProc, wrk } from './lib.mjs';
+import { ipx, nginx, nodeStatic, snapshotApp, stowage } from './servers.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-'));
+const files = path.join(work, 'files');
+fs.mkdirSync(files);
+fs.chmodSync(work, 0o755); // nginx workers may run as another user
+const dataDir = path.join(work, 'data');
+const BIN = snapshotApp(work);
+
+console.log(`bench: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${SECONDS}s per run, work dir ${work}`);
+const sizes = await makeFixtures(files);
+console.log(`photo.jpg 2000x1500 ${(sizes.photo / 1024).toFixed(0)} KiB; small.bin 10 KiB; big.bin 1 MiB`);
+
+// Upload once through the Upload API; measured runs use a CDN-only process on the same data dir.
+const ids = await (async () => {
+  const s = await stowage(dataDir);
+  try {
+    const keys = JSON.parse(execFileSync(process.execPath, [BIN, 'project', 'create', '--name', 'bench', '--json'], { env: { ...process.env, STOWAGE_DATA_DIR: dataDir }, encoding: 'utf8' }));
+    const up = async (name) => {
+      const form = new FormData();
+      form.append('UPLOADCARE_PUB_KEY', keys.public_key);
+      form.append('UPLOADCARE_STORE', '1');
+      form.append('file', new Blob([fs.readFileSync(path.join(files, name))]), name);
+      const r = await fetch(`${s.upload}/base/`, { method: 'POST', body: form });
+      return (await r.json()).file;
+    };
+    return { photo: await up('photo.jpg'), small: await up('small.bin'), big: await up('big.bin') };
+  } finally {
+    await s.stop();
+  }
+})();
+const CACHED = `/${ids.photo}/-/resize/460x/`; // about 10 KiB of JPEG
+
+const results = { unpinned: {}, pinned: {} };
+for (const mode of ['unpinned', 'pinned']) {
+  const pin = mode === 'pinned' ? 1 : null;
+  const wrkPin = mode === 'pinned' ? 0 : null;
+  const heavyConn = mode === 'pinned' ? 2 : 4;
+  const R = results[mode];
+  const load = (srv, pattern, key, connections, extra = {}) =>
+    wrk({ base: srv.base, pattern, connections, seconds: SECONDS, serverPid: srv.pid, pin: wrkPin, dir: work, ...extra }).then((r) => (R[key] = r));
+  console.log(`\n== ${mode}${pin === null ? '' : ' (servers on core 1, wrk on core 0)'}`);
+
+  // Uncached resize: cache off and a different width per request (so single-flight never merges).
+  let s = await stowage(dataDir, { pin, env: { STOWAGE_ONLY: 'cdn', STOWAGE_CDN_CACHE_MAX_BYTES: '0', STOWAGE_CDN_MEMORY_CACHE_BYTES: '0' } });
+  await load(s, `/${ids.photo}/-/resize/%dx/-/format/jpeg/`, 'stowage resize jpeg', heavyConn);
+  await load(s, `/${ids.photo}/-/resize/%dx/-/format/webp/`, 'stowage resize webp', heavyConn);
+  await s.stop();
+  s = await ipx(files, { pin });
+  await load(s, '/w_%d,f_jpeg,q_80/photo.jpg', 'ipx resize jpeg', heavyConn);
+  await load(s, '/w_%d,f_webp,q_80/photo.jpg', 'ipx resize webp', heavyConn);
+  await s.stop();
+  for (const fmt of ['jpeg', 'webp']) {
+    const p = await startProc(process.execPath, [path.join(HERE, 'sharp-inprocess.mjs'), path.join(files, 'photo.jpg'), fmt, String(SECONDS), String(heavyConn)], { pin, ready: (o) => o.includes('}\n'), timeoutMs: 120_000 });
+    R[`sharp in-process ${fmt}`] = { ...JSON.parse(p.output().trim().split('\n').pop()), p50: NaN, p99: NaN, bad: 0 };
+    await p.stop();
+  }
+
+  // Small and large delivery.
+  s = await stowage(dataDir, { pin, env: { STOWAGE_ONLY: 'cdn' } });
+  const warm = await fetch(s.base + CACHED);
+  fs.writeFileSync(path.join(files, 'cached.bin'), Buffer.from(await warm.arrayBuffer()));
+  await load(s, CACHED, 'stowage cached transform', 16);
+  await load(s, `/${ids.small}/`, 'stowage raw 10KiB', 16);
+  await load(s, `/${ids.big}/`, 'stowage raw 1MiB', 8);
+  await s.stop();
+  for (const [name, start] of [['node:http', () => nodeStatic(files, { pin })], ['nginx', () => nginx(files, work, { pin })]]) {
+    s = await start();
+    await load(s, '/cached.bin', `${name} cached-size file`, 16);
+    await load(s, '/small.bin', `${name} 10KiB`, 16);
+    await load(s, '/big.bin', `${name} 1MiB`, 8);
+    await s.stop();
+  }
+  printTable(R);
+}
+console.log(`\ncached transform body: ${fs.statSync(path.join(files, 'cached.bin')).size} bytes (${CACHED.split('/-/').slice(1).join(' ')})`);
+printTargets(results);
+fs.writeFileSync(path.join(work, 'results.json'), JSON.stringify(results, null, 2));
+console.log(`\nraw results: ${path.join(work, 'results.json')}`);
+
+function printTable(R) {
+  const f = (v, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
+  console.log(`${'server / scenario'.padEnd(32)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'errors'.padStart(7)}`);
+  for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(32)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${String(r.bad).padStart(7)}`);
+}
+
+function printTargets(results) {
+  console.log('\n== targets (issue #5)');
+  const line = (label, value, op, target) => {
+    const ok = op === '<=' ? value <= target : value >= target;
+    console.log(`${label.padEnd(64)} ${value.toFixed(2).padStart(6)}  (target ${op} ${target})  ${ok ? 'MET' : 'MISSED'}`);
+  };
+  for (const mode of ['pinned', 'unpinned']) {
+    const R = results[mode];
+    for (const fmt of ['jpeg', 'webp']) {
+      line(`[${mode}] resize ${fmt}: CPU/image stowage / sharp in-process`, R[`stowage resize ${fmt}`].cpuMsPerReq / R[`sharp in-process ${fmt}`].cpuMsPerReq, '<=', 1.1);
+      line(`[${mode}] resize ${fmt}: req/s stowage / ipx`, R[`stowage resize ${fmt}`].rps / R[`ipx resize ${fmt}`].rps, '>=', 1.15);
+    }
+    line(`[${mode}] cached transform: CPU/req stowage / node:http`, R['stowage cached transform'].cpuMsPerReq / R['node:http cached-size file'].cpuMsPerReq, '<=', 1.2);
+    line(`[${mode}] raw 10 KiB: CPU/req stowage / node:http`, R['stowage raw 10KiB'].cpuMsPerReq / R['node:http 10KiB'].cpuMsPerReq, '<=', 1.2);
+    line(`[${mode}] raw 1 MiB: req/s stowage / nginx`, R['stowage raw 1MiB'].rps / R['nginx 1MiB'].rps, '>=', 0.9);
+  }
+}

@@ -1,0 +1,74 @@
+// The servers under test: Stowage (bin/stowage.js), ipx, a bare node:http static server, nginx.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startProc, waitHttp } from './lib.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+let ROOT = path.dirname(HERE);
+
+/**
+ * Runs Stowage from a private copy of bin/ and dist/: in a shared checkout a rebuild in the middle
+ * of a bench run would otherwise swap the code under it.
+ */
+export function snapshotApp(work) {
+  const app = path.join(work, 'app');
+  for (const d of ['bin', 'dist']) fs.cpSync(path.join(ROOT, d), path.join(app, d), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(app, 'package.json'));
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));
+  ROOT = app;
+  return path.join(app, 'bin', 'stowage.js');
+}
+
+export async function stowage(dataDir, { pin = null, env = {} } = {}) {
+  const port = await freePort();
+  const p = await startProc(process.execPath, [path.join(ROOT, 'bin', 'stowage.js'), 'serve'], {
+    pin,
+    env: { STOWAGE_DATA_DIR: dataDir, STOWAGE_CDN_PORT: String(port), STOWAGE_REST_PORT: '0', STOWAGE_UPLOAD_PORT: '0', STOWAGE_LOG_LEVEL: 'warn', ...env },
+    ready: (out) => /Stowage is running/.test(out) && /\n/.test(out.split('CDN:')[1] ?? ''),
+  });
+  const upload = /Upload API:\s+(\S+?)\/?\n/.exec(p.output())?.[1] ?? null;
+  return { ...p, base: `http://127.0.0.1:${port}`, upload };
+}
+
+export async function ipx(dir, { pin = null } = {}) {
+  const port = await freePort();
+  const p = await startProc(process.execPath, [path.join(HERE, 'ipx-server.mjs'), dir, String(port)], { pin, ready: (o) => o.includes('listening') });
+  return { ...p, base: `http://127.0.0.1:${port}` };
+}
+
+export async function nodeStatic(dir, { pin = null } = {}) {
+  const port = await freePort();
+  const p = await startProc(process.execPath, [path.join(HERE, 'static-server.mjs'), dir, String(port)], { pin, ready: (o) => o.includes('listening') });
+  return { ...p, base: `http://127.0.0.1:${port}` };
+}
+
+/** nginx with a generated config: one worker, sendfile, no access log, everything under `work`. */
+export async function nginx(dir, work, { pin = null } = {}) {
+  const port = await freePort();
+  const temp = (n) => path.join(work, `nginx-${n}`);
+  const conf = `worker_processes 1;
+daemon off;
+pid ${temp('pid')};
+error_log ${temp('error.log')} warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  client_body_temp_path ${temp('body')};
+  proxy_temp_path ${temp('proxy')};
+  fastcgi_temp_path ${temp('fastcgi')};
+  uwsgi_temp_path ${temp('uwsgi')};
+  scgi_temp_path ${temp('scgi')};
+  default_type application/octet-stream;
+  server { listen 127.0.0.1:${port}; root ${dir}; location / { } }
+}
+`;
+  const file = path.join(work, 'nginx.conf');
+  fs.writeFileSync(file, conf);
+  const p = await startProc('nginx', ['-p', work, '-c', file, '-e', temp('error.log')], { pin, ready: () => true });
+  await waitHttp(`http://127.0.0.1:${port}/`);
+  return { ...p, base: `http://127.0.0.1:${port}` };
+}
