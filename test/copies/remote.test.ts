@@ -47,7 +47,7 @@ beforeAll(async () => {
   call = restClient(server.rest, keys);
   addStorage(server, keys.public_key, 'main', 'dest');
   addStorage(server, keys.public_key, 'patterned', 'other', ['--pattern', 'custom/${uuid}${ext}']);
-});
+}, 180_000);
 afterAll(async () => {
   await server?.stop();
   s3client?.destroy();
@@ -56,7 +56,8 @@ afterAll(async () => {
 
 const remote = (body: unknown) => call('POST', '/files/remote_copy/', { body: JSON.stringify(body) });
 
-describe('remote copy', () => {
+// Tests that run the admin CLI start extra node processes: generous timeouts on a loaded machine.
+describe('remote copy', { timeout: 180_000 }, () => {
   it('writes the original under ${default} = ${uuid}/${filename}${ext}; 200 when it already exists', async () => {
     const data = randomBytes(150_000);
     const src = await upload(server, keys, 'My Data.bin', data);
@@ -135,7 +136,7 @@ describe('remote copy', () => {
   });
 });
 
-describe('outbound policy', () => {
+describe('outbound policy', { timeout: 180_000 }, () => {
   it('refuses a storage on loopback unless the network is allowlisted', async () => {
     const strict = await startServer();
     try {
