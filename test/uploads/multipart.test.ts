@@ -118,6 +118,16 @@ describe('parts and completion', () => {
     expect(ok.json.size).toBe(data.length);
   });
 
+  it('completes once when two completions race', async () => {
+    const data = bytes(MIN, 4);
+    const s = await start({ size: String(data.length) });
+    const parts = partsOf(data);
+    await Promise.all((s.json.parts as string[]).map((u, i) => put(u, parts[i]!)));
+    const [x, y] = await Promise.all([complete(s.json.uuid), complete(s.json.uuid)]);
+    expect([x.status, y.status].sort()).toEqual([200, 400]);
+    expect([x.text, y.text]).toContain('File is already uploaded.');
+  });
+
   it('refuses a part larger than part_size, forged or unknown part URLs', async () => {
     const s = await start({ size: String(MIN) });
     const url = new URL(s.json.parts[0] as string);

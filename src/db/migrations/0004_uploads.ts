@@ -19,6 +19,8 @@ export const uploadsMigration: MigrationStep = async (db) => {
     .addColumn('metadata', 'text', (c) => c.notNull())
     // 'open' -> 'completing' -> 'done'; a failed completion goes back to 'open'.
     .addColumn('state', 'text', (c) => c.notNull())
+    // When a completion took the upload; a stale claim (its node died) may be taken over.
+    .addColumn('claimed_us', 'bigint')
     .addColumn('created_us', 'bigint', (c) => c.notNull())
     .addColumn('expires_us', 'bigint', (c) => c.notNull())
     .execute();

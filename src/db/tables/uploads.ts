@@ -12,6 +12,7 @@ export interface MultipartUploadsTable {
   /** JSON text: Record<string, string>. */
   metadata: string;
   state: 'open' | 'completing' | 'done';
+  claimed_us: number | null;
   created_us: number;
   expires_us: number;
 }

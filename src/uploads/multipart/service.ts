@@ -24,6 +24,9 @@ export const MAX_PART_BYTES = 5_368_709_120;
 
 type Row = Selectable<MultipartUploadsTable>;
 
+/** Longer than assembling the largest file takes. */
+const STALE_CLAIM_MS = 30 * 60 * 1000;
+
 export interface StartRequest {
   filename: string;
   contentType: string;
@@ -61,6 +64,7 @@ export class MultipartService {
           store: r.store === 'auto' ? 'auto' : r.store ? '1' : '0',
           metadata: JSON.stringify(r.metadata),
           state: 'open',
+          claimed_us: null,
           created_us: created,
           expires_us: expires,
         })
@@ -83,12 +87,14 @@ export class MultipartService {
 
   async complete(project: ProjectRow, uuid: string, requestId: string): Promise<FileRecord> {
     const row = await this.openUpload(uuid, project.id);
-    // One completion at a time: the state flip is the lock.
+    // One completion at a time: the state flip is the lock. A claim older than STALE_CLAIM_MS
+    // belongs to a completion whose node died, so it may be taken over.
+    const now = nowUs();
     const claimed = await this.ctx.db.kysely
       .updateTable('multipart_uploads')
-      .set({ state: 'completing' })
+      .set({ state: 'completing', claimed_us: now })
       .where('uuid', '=', uuid)
-      .where('state', '=', 'open')
+      .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('claimed_us', '<', now - STALE_CLAIM_MS * 1000)])]))
       .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) === 0) throw alreadyUploaded();
     const target: PartTarget = { uuid, parts: Number(row.parts) };
