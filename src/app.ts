@@ -20,6 +20,7 @@ import { buildUploadServer } from './http/upload/server.js';
 import { buildCdnServer } from './http/cdn/server.js';
 import { loadTls } from './http/common/tls.js';
 import { registerFeatures } from './features.js';
+import { NodeHealth } from './http/common/health.js';
 
 export interface RunningApp {
   ctx: AppContext;
@@ -52,21 +53,24 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   await registerFeatures(ctx);
 
   const tls = loadTls(config);
-  const servers: Array<{ surface: 'rest' | 'upload' | 'cdn'; close: () => Promise<void>; port: () => number }> = [];
+  const health = new NodeHealth(ctx);
+  const servers: Array<{ surface: 'rest' | 'upload' | 'cdn'; close: () => Promise<void>; port: () => number; http: http.Server }> = [];
   const ports = { rest: config.restPort, upload: config.uploadPort, cdn: config.cdnPort };
   const fastifyApps: Array<['rest' | 'upload', FastifyInstance]> = [];
   if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls)]);
   if (config.only.includes('upload')) fastifyApps.push(['upload', await buildUploadServer(ctx, tls)]);
   for (const [surface, app] of fastifyApps) {
+    health.attach(app.server);
     await app.listen({ host: config.host, port: ports[surface] });
     ports[surface] = (app.server.address() as { port: number }).port;
-    servers.push({ surface, close: () => app.close(), port: () => ports[surface] });
+    servers.push({ surface, close: () => app.close(), port: () => ports[surface], http: app.server });
   }
   if (config.only.includes('cdn')) {
     const cdn = buildCdnServer(ctx, tls);
+    health.attach(cdn);
     await listen(cdn, config.host, config.cdnPort);
     ports.cdn = (cdn.address() as { port: number }).port;
-    servers.push({ surface: 'cdn', close: () => closeHttp(cdn), port: () => ports.cdn });
+    servers.push({ surface: 'cdn', close: () => closeHttp(cdn), port: () => ports.cdn, http: cdn });
   }
   Object.assign(ctx.bases, baseUrls(config, ports));
 
@@ -75,11 +79,26 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   return {
     ctx,
     urls: { ...ctx.bases },
+    /**
+     * Graceful stop: readiness turns 503, listeners stop accepting, in-flight requests get up to
+     * shutdownGraceMs to finish (then their connections are cut), running jobs get the rest of
+     * the same bound, and job leases are handed back so another node picks the work up at once.
+     */
     async close() {
       clearInterval(sweeper);
-      await Promise.all(servers.map((s) => s.close()));
-      await worker.stop();
+      health.draining = true;
+      const deadline = Date.now() + config.shutdownGraceMs;
+      const closing = Promise.all(servers.map((s) => s.close()));
+      for (const s of servers) s.http.closeIdleConnections();
+      if (!(await health.waitIdle(config.shutdownGraceMs))) {
+        log.warn({ inFlight: health.activeRequests }, 'grace period over: closing connections with requests in flight');
+        for (const s of servers) s.http.closeAllConnections();
+      }
+      await closing;
+      const stopped = await Promise.race([worker.stop().then(() => true), delay(Math.max(0, deadline - Date.now())).then(() => false)]);
+      if (!stopped) await queue.releaseLeases(worker.id).catch(() => undefined);
       await db.close();
+      blobs.close?.();
     },
   };
 }
@@ -128,6 +147,8 @@ function listen(server: http.Server, host: string, port: number): Promise<void> 
     });
   });
 }
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 function closeHttp(server: http.Server): Promise<void> {
   return new Promise((resolve) => {

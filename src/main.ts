@@ -76,7 +76,7 @@ export function buildCli(): Command {
       const stop = (signal: string) => {
         app.ctx.log.info({ signal }, 'shutting down');
         // Drain in-flight requests, but never hang: leases expire and clients retry.
-        setTimeout(() => process.exit(1), 15_000).unref();
+        setTimeout(() => process.exit(1), config.shutdownGraceMs + 5_000).unref();
         app.close().then(
           () => process.exit(0),
           () => process.exit(1),

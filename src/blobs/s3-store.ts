@@ -47,6 +47,9 @@ export class S3BlobStore implements BlobStore {
   constructor(opts: S3StoreOptions) {
     this.bucket = opts.bucket;
     this.spoolDir = opts.spoolDir;
+    // The SDK warns once per process about Node 20 support ending in 2027; the deployment pins
+    // its Node version (deploy/Dockerfile), so the warning is noise on every node's stderr.
+    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     this.client = new S3Client({
       region: opts.region,
       ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),

@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startS3, type TestS3 } from './s3.js';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 const BIN = path.join(ROOT, 'bin', 'stowage.js');
@@ -23,9 +24,13 @@ export interface StartOptions {
   dataDir?: string;
   schema?: string;
   args?: string[];
+  /** S3 mode: the bucket to use (a second node on the same bucket); default: the data dir's own. */
+  bucket?: string;
 }
 
 export interface TestServer {
+  /** S3 mode: the bucket holding this server's blobs. */
+  bucket: string | undefined;
   rest: string;
   upload: string;
   cdn: string;
@@ -41,6 +46,26 @@ export interface TestServer {
 }
 
 export const usingPostgres = (): boolean => /^postgres/.test(process.env['STOWAGE_DATABASE_URL'] ?? '');
+
+/** STOWAGE_TEST_S3=1: every server keeps its blobs in an S3-compatible endpoint (one s3rver per test process). */
+export const usingS3 = (): boolean => /^(1|true|yes)$/i.test(process.env['STOWAGE_TEST_S3'] ?? '');
+
+let s3: Promise<TestS3> | null = null;
+/** Bucket of each data dir, so a restart on the same data dir sees the same bytes. */
+const buckets = new Map<string, string>();
+
+export function testS3(): Promise<TestS3> {
+  s3 ??= startS3();
+  return s3;
+}
+
+async function s3Env(dataDir: string, bucket: string | undefined): Promise<Record<string, string>> {
+  if (!usingS3()) return {};
+  const endpoint = await testS3();
+  const name = bucket ?? buckets.get(dataDir) ?? (await endpoint.createBucket());
+  buckets.set(dataDir, name);
+  return endpoint.env(name);
+}
 
 export function newSchema(): string | undefined {
   // The creation time in the name lets a later run drop leftovers without touching live ones.
@@ -59,6 +84,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     STOWAGE_LOG_LEVEL: 'warn',
     STOWAGE_JOB_POLL_MS: '200',
     ...(schema ? { STOWAGE_DATABASE_SCHEMA: schema } : {}),
+    ...(await s3Env(dataDir, opts.bucket)),
     ...opts.env,
   };
   const child = spawn(process.execPath, [BIN, 'serve', ...(opts.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -86,6 +112,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   const cli = (args: string[]): string => execFileSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
   return {
     ...urls,
+    bucket: env['STOWAGE_S3_BUCKET'],
     dataDir,
     schema,
     child,

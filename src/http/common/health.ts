@@ -1,0 +1,98 @@
+/**
+ * Probes and drain for every surface, in front of the surface's own routing (so no auth, Accept
+ * check, throttling or CDN URL parsing applies, and neither path can collide with a uuid):
+ *   GET /healthz  liveness: the process serves HTTP (200 while draining too: do not restart it).
+ *   GET /readyz   readiness: metadata store and blob store answer, and the node is not draining
+ *                 (503 otherwise, so a load balancer stops sending new requests).
+ * The same front counts in-flight requests, so shutdown can wait for them with a bound.
+ */
+import type http from 'node:http';
+import { sql } from 'kysely';
+import type { AppContext } from '../../context.js';
+
+type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+const PROBE_TIMEOUT_MS = 3000;
+
+export class NodeHealth {
+  draining = false;
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** Puts the probes and the in-flight counter in front of a server's request listeners. */
+  attach(server: http.Server): void {
+    const inner = server.listeners('request') as Listener[];
+    server.removeAllListeners('request');
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const path = (req.url ?? '').split('?')[0];
+      if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
+        void this.probe(path, res);
+        return;
+      }
+      this.inFlight++;
+      res.once('close', () => this.done());
+      // While draining, keep-alive connections close after their current response.
+      if (this.draining) res.setHeader('connection', 'close');
+      for (const l of inner) l.call(server, req, res);
+    });
+  }
+
+  private done(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Resolves once no request is in flight, or after `ms` (false then). */
+  waitIdle(ms: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  get activeRequests(): number {
+    return this.inFlight;
+  }
+
+  private async probe(path: string, res: http.ServerResponse): Promise<void> {
+    const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+    if (path === '/healthz') {
+      res.writeHead(200, headers).end(JSON.stringify({ status: 'ok' }));
+      return;
+    }
+    const checks = { db: 'ok', blobs: 'ok', draining: this.draining };
+    await Promise.all([
+      withTimeout(sql`select 1`.execute(this.ctx.db.kysely)).catch((err: unknown) => {
+        checks.db = errorText(err);
+      }),
+      withTimeout(this.ctx.blobs.check?.() ?? Promise.resolve()).catch((err: unknown) => {
+        checks.blobs = errorText(err);
+      }),
+    ]);
+    const ready = checks.db === 'ok' && checks.blobs === 'ok' && !this.draining;
+    if (!ready) this.ctx.log.warn({ checks }, 'not ready');
+    res.writeHead(ready ? 200 : 503, headers).end(JSON.stringify({ status: ready ? 'ready' : 'unavailable', ...checks, inFlight: this.inFlight }));
+  }
+}
+
+function withTimeout<T>(p: Promise<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timed out')), PROBE_TIMEOUT_MS);
+    p.then(
+      (v) => (clearTimeout(timer), resolve(v)),
+      (e: unknown) => (clearTimeout(timer), reject(e)),
+    );
+  });
+}
+
+/** A short, secret-free reason (no connection strings, no stack). */
+function errorText(err: unknown): string {
+  const e = err as { name?: string; code?: string; message?: string };
+  return (e.code ?? e.name ?? 'error').slice(0, 60);
+}
