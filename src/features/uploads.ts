@@ -7,6 +7,7 @@ import { multipartPartRoute } from '../http/upload/multipart-part.js';
 import { fetchJob } from '../uploads/from-url/fetch-job.js';
 import { FROM_URL_FETCH_JOB, FROM_URL_FORGET_JOB, FromUrlTasks } from '../uploads/from-url/tasks.js';
 import { BlobPartStore } from '../uploads/multipart/part-store.js';
+import { S3PartStore } from '../uploads/multipart/s3-part-store.js';
 import { MULTIPART_EXPIRE_JOB, MultipartService } from '../uploads/multipart/service.js';
 import { serverSecret } from '../uploads/server-secret.js';
 import type { Feature } from './types.js';
@@ -22,7 +23,10 @@ const services = new WeakMap<AppContext, Services>();
 function servicesOf(ctx: AppContext): Services {
   let s = services.get(ctx);
   if (!s) {
-    const store = new BlobPartStore(ctx.blobs, () => ctx.bases.upload, () => serverSecret(ctx.db.kysely, 'multipart-part-url'));
+    // Object storage with presigned multipart: parts go straight to the bucket (src/uploads/multipart/s3-part-store.ts).
+    const store = ctx.blobs.multipart
+      ? new S3PartStore(ctx.blobs, ctx.blobs.multipart)
+      : new BlobPartStore(ctx.blobs, () => ctx.bases.upload, () => serverSecret(ctx.db.kysely, 'multipart-part-url'));
     s = {
       multipart: new MultipartService(ctx, store),
       tasks: new FromUrlTasks(ctx.db.kysely),
