@@ -21,6 +21,7 @@ import { buildCdnServer } from './http/cdn/server.js';
 import { loadTls } from './http/common/tls.js';
 import { registerFeatures } from './features.js';
 import { NodeHealth } from './http/common/health.js';
+import { closeRedis } from './throttle/redis-client.js';
 
 export interface RunningApp {
   ctx: AppContext;
@@ -98,6 +99,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
       const stopped = await Promise.race([worker.stop().then(() => true), delay(Math.max(0, deadline - Date.now())).then(() => false)]);
       if (!stopped) await queue.releaseLeases(worker.id).catch(() => undefined);
       await db.close();
+      await closeRedis(ctx);
       blobs.close?.();
     },
   };

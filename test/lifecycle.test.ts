@@ -1,14 +1,14 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from './helpers/server.js';
+import { blobExists, startServer, type ProjectKeys, type TestServer } from './helpers/server.js';
 import { restClient, uploadBase } from './helpers/rest.js';
 
 let server: TestServer;
 let keys: ProjectKeys;
 let call: ReturnType<typeof restClient>;
 
-const blobPath = (uuid: string) => path.join(server.dataDir, 'blobs', 'files', uuid.slice(0, 2), uuid);
+const blobPath = (uuid: string) => `files/${uuid.slice(0, 2)}/${uuid}`;
+/** In the data dir, or in the bucket when the suite runs on S3 (STOWAGE_TEST_S3). */
+const stored = (uuid: string) => blobExists(server, blobPath(uuid));
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -31,23 +31,23 @@ describe('file lifecycle', () => {
     const temp = (await uploadBase(server.upload, keys.public_key, [{ name: 't.txt', data: 'temporary' }], { UPLOADCARE_STORE: '0' })).json.file;
     const kept = (await uploadBase(server.upload, keys.public_key, [{ name: 'k.txt', data: 'kept' }], { UPLOADCARE_STORE: '0' })).json.file;
     await call('PUT', `/files/${kept}/storage/`);
-    expect(fs.existsSync(blobPath(temp))).toBe(true);
+    expect(await stored(temp)).toBe(true);
     // Still there well before the TTL.
     expect((await call('GET', `/files/${temp}/`)).json.datetime_removed).toBeNull();
     await until(async () => (await call('GET', `/files/${temp}/`)).json.datetime_removed !== null);
-    await until(() => !fs.existsSync(blobPath(temp)));
+    await until(async () => !(await stored(temp)));
     expect((await fetch(`${server.cdn}/${temp}/`)).status).toBe(404);
     const keptInfo = await call('GET', `/files/${kept}/`);
     expect(keptInfo.json.datetime_removed).toBeNull();
-    expect(fs.existsSync(blobPath(kept))).toBe(true);
+    expect(await stored(kept)).toBe(true);
     expect((await fetch(`${server.cdn}/${kept}/`)).status).toBe(200);
   });
 
   it('a removed file keeps its row and loses its bytes', async () => {
     const uuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'r.txt', data: 'remove me' }], { UPLOADCARE_STORE: '1' })).json.file;
-    expect(fs.existsSync(blobPath(uuid))).toBe(true);
+    expect(await stored(uuid)).toBe(true);
     await call('DELETE', `/files/${uuid}/storage/`);
-    await until(() => !fs.existsSync(blobPath(uuid)));
+    await until(async () => !(await stored(uuid)));
     const row = await call('GET', `/files/${uuid}/`);
     expect(row.status).toBe(200);
     expect(row.json.datetime_removed).not.toBeNull();

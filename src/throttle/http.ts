@@ -6,14 +6,15 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
 import type { AppContext } from '../context.js';
-import { createLimiter, type RateLimiter } from './limiter.js';
+import type { RateLimiter } from './limiter.js';
+import { nodeLimiter } from './redis.js';
 
 export function restLimiter(ctx: AppContext): RateLimiter {
-  return createLimiter({ perSec: ctx.config.rateRestPerSec, burst: ctx.config.rateRestBurst });
+  return nodeLimiter(ctx, 'rest', { perSec: ctx.config.rateRestPerSec, burst: ctx.config.rateRestBurst });
 }
 
 export function uploadLimiter(ctx: AppContext): RateLimiter {
-  return createLimiter({ perSec: ctx.config.rateUploadPerSec, burst: ctx.config.rateUploadBurst });
+  return nodeLimiter(ctx, 'upload', { perSec: ctx.config.rateUploadPerSec, burst: ctx.config.rateUploadBurst });
 }
 
 /** REST: runs after authentication, so the bucket is the project's. */

@@ -67,6 +67,17 @@ async function s3Env(dataDir: string, bucket: string | undefined): Promise<Recor
   return endpoint.env(name);
 }
 
+/** Whether a server's blob store holds `key` (its data dir, or its bucket in S3 mode). */
+export async function blobExists(server: Pick<TestServer, 'dataDir' | 'bucket'>, key: string): Promise<boolean> {
+  if (!server.bucket) return fs.existsSync(path.join(server.dataDir, 'blobs', key));
+  const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
+  const endpoint = await testS3();
+  return endpoint.client.send(new HeadObjectCommand({ Bucket: server.bucket, Key: key })).then(
+    () => true,
+    () => false,
+  );
+}
+
 export function newSchema(): string | undefined {
   // The creation time in the name lets a later run drop leftovers without touching live ones.
   return usingPostgres() ? `t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}` : undefined;

@@ -18,9 +18,12 @@ import { IMMUTABLE, contentDisposition, notModified, parseRange } from './header
 import { ResultCache, cacheKey, type CacheHit, type ResultMeta } from './result-cache.js';
 import { SingleFlight, WorkQueue } from './work-queue.js';
 import { openSource as openBlob, type LocalSource } from './source-file.js';
+import { SharedResults } from '../../blobs/shared-results.js';
+import { deploymentPrefix } from '../../throttle/redis.js';
+import { redisClient } from '../../throttle/redis-client.js';
 
 type FileTarget = Extract<CdnTarget, { kind: 'file' }>;
-interface Produced { meta: ResultMeta; body: Buffer }
+interface Produced { meta: ResultMeta; body: Buffer; remote?: boolean }
 
 const EXPOSE = 'Content-Length, Etag, X-Image-Width, X-Image-Height, X-Image-Acceptable-Original, X-Image-Acceptable-Improved, X-Stowage-Cache';
 const JSON_CACHE = 'public, max-age=86400';
@@ -36,6 +39,8 @@ export async function createProcessedHandler(ctx: AppContext): Promise<CdnFileHa
   await cache.init();
   const queue = new WorkQueue(cfg.cdnProcessConcurrency || cpus, cfg.cdnProcessQueue);
   const flights = new SingleFlight<Produced>();
+  // Object storage: results shared by all nodes, one render per key across nodes (src/blobs/shared-results.ts).
+  const shared = ctx.blobs.localPath ? null : new SharedResults<ResultMeta>(ctx.blobs, redisClient(ctx), deploymentPrefix(ctx), ctx.log);
 
   return async function processed(_ctx, req, res, file, target) {
     const plan = parsePlan(target.special ? [target.special, ...target.ops] : target.ops);
@@ -49,15 +54,16 @@ export async function createProcessedHandler(ctx: AppContext): Promise<CdnFileHa
       res.end();
       return true;
     }
-    let state: 'hit' | 'miss' | 'shared' = 'hit';
+    let state: 'hit' | 'miss' | 'shared' | 'remote' = 'hit';
     let hit: CacheHit | Produced | null = await cache.get(key);
     if (!hit) {
-      const [p, leader] = flights.do(key, () => queue.run(() => produce(ctx, file, plan, req.headers.accept)).then(async (r) => {
+      const make = () => queue.run(() => produce(ctx, file, plan, req.headers.accept));
+      const [p, leader] = flights.do(key, () => (shared ? shared.get(key, make) : make()).then(async (r) => {
         await cache.put(key, r.meta, r.body);
         return r;
       }));
-      state = leader ? 'miss' : 'shared';
       hit = await p;
+      state = !leader ? 'shared' : 'remote' in hit && hit.remote ? 'remote' : 'miss';
     }
     const rest = send(req, res, file, target, plan, hit, { etag, state });
     if (rest && 'kind' in hit && hit.kind === 'file') {
