@@ -21,7 +21,7 @@ import { buildCdnServer } from './http/cdn/server.js';
 import { loadTls } from './http/common/tls.js';
 import { registerFeatures } from './features.js';
 import { NodeHealth } from './http/common/health.js';
-import { closeRedis } from './throttle/redis-client.js';
+import { closeRedis, connectRedis } from './throttle/redis-client.js';
 
 export interface RunningApp {
   ctx: AppContext;
@@ -52,6 +52,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, queue, worker };
   registerCoreJobs(ctx);
   await registerFeatures(ctx);
+  await connectRedis(ctx);
 
   const tls = loadTls(config);
   const health = new NodeHealth(ctx);

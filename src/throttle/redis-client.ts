@@ -26,3 +26,20 @@ export async function closeRedis(ctx: AppContext): Promise<void> {
   clients.delete(ctx);
   await c.quit().catch(() => c.disconnect());
 }
+
+/**
+ * Waits (bounded) for the first connection at start, so the first requests already count in
+ * Redis; a node whose Redis is away still starts and degrades to letting requests through.
+ */
+export async function connectRedis(ctx: AppContext, timeoutMs = 3000): Promise<void> {
+  const c = redisClient(ctx);
+  if (!c || c.status === 'ready') return;
+  const ok = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    c.once('ready', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  if (!ok) ctx.log.warn('redis not reachable at start: throttling is per node and CDN renders are not coordinated until it is');
+}
