@@ -9,7 +9,12 @@ const run = (cmd) => execSync(cmd, { cwd: root, stdio: 'inherit' });
 
 if (!fs.existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
   console.error('stowage: installing dependencies (first run)…');
-  run('npm ci --no-audit --no-fund');
+  try {
+    run('npm ci --no-audit --no-fund');
+  } catch {
+    // Some npm versions refuse `ci` over optional platform packages; install the locked versions.
+    run('npm install --no-audit --no-fund');
+  }
 }
 
 function newest(dir) {
