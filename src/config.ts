@@ -86,6 +86,8 @@ const schema = z.object({
   /** Scale-out: S3 endpoint URL for MinIO/R2/…; empty means AWS itself. */
   s3Endpoint: z.string().url().optional(),
   s3Region: z.string().min(1),
+  /** Scale-out: endpoint in presigned multipart part URLs, when clients reach the store by another address than nodes do. */
+  s3PublicEndpoint: z.string().url().optional(),
   /** Scale-out: static credentials; without them the SDK's default chain (roles, AWS_* env) applies. */
   s3AccessKeyId: z.string().optional(),
   s3SecretAccessKey: z.string().optional(),
@@ -185,6 +187,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   s3Bucket: 'STOWAGE_S3_BUCKET',
   s3Endpoint: 'STOWAGE_S3_ENDPOINT',
   s3Region: 'STOWAGE_S3_REGION',
+  s3PublicEndpoint: 'STOWAGE_S3_PUBLIC_ENDPOINT',
   s3AccessKeyId: 'STOWAGE_S3_ACCESS_KEY_ID',
   s3SecretAccessKey: 'STOWAGE_S3_SECRET_ACCESS_KEY',
   s3ForcePathStyle: 'STOWAGE_S3_FORCE_PATH_STYLE',

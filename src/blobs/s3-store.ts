@@ -30,6 +30,8 @@ export interface S3StoreOptions {
   accessKeyId?: string | undefined;
   secretAccessKey?: string | undefined;
   forcePathStyle: boolean;
+  /** Endpoint clients reach for presigned part URLs when it differs from the nodes' (a private network name). */
+  publicEndpoint?: string | undefined;
   /** Local directory for temporary copies (inspection, image processing). */
   spoolDir: string;
 }
@@ -50,9 +52,16 @@ export class S3BlobStore implements BlobStore {
     // The SDK warns once per process about Node 20 support ending in 2027; the deployment pins
     // its Node version (deploy/Dockerfile), so the warning is noise on every node's stderr.
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-    this.client = new S3Client({
+    this.client = S3BlobStore.makeClient(opts, opts.endpoint);
+    // The host is part of a presigned URL's signature: sign for the address clients will use.
+    const presigner = opts.publicEndpoint ? S3BlobStore.makeClient(opts, opts.publicEndpoint) : this.client;
+    this.multipart = new S3Multipart(this.client, presigner, this.bucket);
+  }
+
+  private static makeClient(opts: S3StoreOptions, endpoint: string | undefined): S3Client {
+    return new S3Client({
       region: opts.region,
-      ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+      ...(endpoint ? { endpoint } : {}),
       forcePathStyle: opts.forcePathStyle,
       // Without explicit keys the SDK's default chain applies (instance roles, AWS_* env, profiles).
       ...(opts.accessKeyId && opts.secretAccessKey ? { credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } } : {}),
@@ -61,7 +70,6 @@ export class S3BlobStore implements BlobStore {
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
     });
-    this.multipart = new S3Multipart(this.client, this.bucket);
   }
 
   async put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult> {
@@ -144,7 +152,7 @@ export class S3BlobStore implements BlobStore {
 
 /** Presigned multipart uploads: clients PUT parts straight to the bucket. */
 class S3Multipart implements PresignedMultipart {
-  constructor(private readonly client: S3Client, private readonly bucket: string) {}
+  constructor(private readonly client: S3Client, private readonly presigner: S3Client, private readonly bucket: string) {}
 
   async create(key: string, contentType: string): Promise<string> {
     const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }));
@@ -155,7 +163,7 @@ class S3Multipart implements PresignedMultipart {
   partUrl(key: string, uploadId: string, partNumber: number, expiresInS: number): Promise<string> {
     // S3 caps presigned URLs at 7 days.
     const expiresIn = Math.max(1, Math.min(expiresInS, 7 * 24 * 3600));
-    return getSignedUrl(this.client, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn });
+    return getSignedUrl(this.presigner, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn });
   }
 
   async listParts(key: string, uploadId: string): Promise<UploadedPart[]> {

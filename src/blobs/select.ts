@@ -19,6 +19,7 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
       accessKeyId: config.s3AccessKeyId,
       secretAccessKey: config.s3SecretAccessKey,
       forcePathStyle: config.s3ForcePathStyle,
+      publicEndpoint: config.s3PublicEndpoint,
       spoolDir,
     });
   }

@@ -231,6 +231,17 @@ describe('S3 presigned multipart', () => {
   // Not tested here: a tampered presigned URL being refused. s3rver 3.7 accepts a wrong
   // X-Amz-Signature on UploadPart, so the test endpoint cannot tell (real S3 and MinIO answer 403).
 
+  it('signs part URLs for the public endpoint when one is configured', async () => {
+    const publicEndpoint = s3.endpoint.replace('127.0.0.1', 'localhost');
+    const pub = new S3BlobStore({ bucket: store.bucket, region: 'us-east-1', endpoint: s3.endpoint, publicEndpoint, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true, spoolDir: os.tmpdir() });
+    const id = await pub.multipart.create('files/mp/public', 'application/octet-stream');
+    const url = await pub.multipart.partUrl('files/mp/public', id, 1, 600);
+    expect(url.startsWith(`${publicEndpoint}/${store.bucket}/files/mp/public?`)).toBe(true);
+    expect((await fetch(url, { method: 'PUT', body: Buffer.from('via the public name') })).status).toBe(200);
+    await pub.multipart.complete('files/mp/public', id, await pub.multipart.listParts('files/mp/public', id));
+    expect((await readAll(await store.get('files/mp/public'))).toString()).toBe('via the public name');
+  });
+
   it('abort drops the upload; aborting again succeeds', async () => {
     const id = await store.multipart.create('files/mp/three', 'application/octet-stream');
     await fetch(await store.multipart.partUrl('files/mp/three', id, 1, 600), { method: 'PUT', body: Buffer.from('part') });
