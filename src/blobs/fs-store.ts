@@ -55,11 +55,13 @@ export class FsBlobStore implements BlobStore {
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
     const file = this.localPath(key);
-    const handle = await fsp.open(file, 'r').catch((err: NodeJS.ErrnoException) => {
-      throw err.code === 'ENOENT' ? new BlobNotFound(key) : err;
-    });
-    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    // A plain fd and fs.ReadStream: cheaper per request than a FileHandle stream (CDN hot path).
+    const fd = await new Promise<number>((resolve, reject) =>
+      fs.open(file, 'r', (err, handle) => (err ? reject(err.code === 'ENOENT' ? new BlobNotFound(key) : err) : resolve(handle))),
+    );
+    return fs.createReadStream(file, { fd, highWaterMark: 256 * 1024, ...(range ? { start: range.start, end: range.end } : {}) });
   }
+
 
   async size(key: string): Promise<number | null> {
     try {

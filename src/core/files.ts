@@ -250,15 +250,20 @@ export class FileService {
     for (;;) {
       const due = await this.repo.expired(cutoff, batchSize);
       if (due.length === 0) return total;
+      const expired: string[] = [];
       await this.db.transaction().execute(async (trx) => {
+        expired.length = 0;
         for (const { uuid, projectId } of due) {
           const file = await this.repo.getForUpdate(trx, projectId, uuid, this.meta.dialect);
           // Re-check under the lock: it may have been stored or removed since the scan.
-          if (file && file.storedUs === null && file.removedUs === null) await this.removeLocked(trx, file, systemInitiator(), null);
+          if (file && file.storedUs === null && file.removedUs === null) {
+            await this.removeLocked(trx, file, systemInitiator(), null);
+            expired.push(uuid);
+          }
         }
       });
-      for (const { uuid } of due) this.onRemoved(uuid);
-      total += due.length;
+      for (const uuid of expired) this.onRemoved(uuid);
+      total += expired.length;
       if (due.length < batchSize) return total;
     }
   }
