@@ -4,7 +4,10 @@ import type { IncomingMessage } from 'node:http';
 /** One year: CDN URLs are immutable (a file's bytes never change under its uuid). */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
-export function contentDisposition(kind: 'inline' | 'attachment', filename: string): string {
+export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+  // A download name, never a path: separators and control characters go.
+  // eslint-disable-next-line no-control-regex
+  const filename = name.replace(/[\/\\\u0000-\u001f\u007f]/g, '_');
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   const needsExtended = ascii !== filename;
   const base = `${kind}; filename="${ascii}"`;
