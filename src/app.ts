@@ -92,7 +92,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
       const deadline = Date.now() + config.shutdownGraceMs;
       const closing = Promise.all(servers.map((s) => s.close()));
       for (const s of servers) s.http.closeIdleConnections();
-      if (!(await health.waitIdle(config.shutdownGraceMs))) {
+      if (await health.waitIdle(config.shutdownGraceMs)) {
+        // Connections that carried the last requests are idle keep-alives now.
+        for (const s of servers) s.http.closeIdleConnections();
+      } else {
         log.warn({ inFlight: health.activeRequests }, 'grace period over: closing connections with requests in flight');
         for (const s of servers) s.http.closeAllConnections();
       }

@@ -61,7 +61,9 @@ export class NodeHealth {
   }
 
   private async probe(path: string, res: http.ServerResponse): Promise<void> {
-    const headers = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+    // While draining, probes close their connection too: a pooled keep-alive connection must not
+    // keep reaching a node whose listeners are closed.
+    const headers = { 'content-type': 'application/json', 'cache-control': 'no-store', ...(this.draining && { connection: 'close' }) };
     if (path === '/healthz') {
       res.writeHead(200, headers).end(JSON.stringify({ status: 'ok' }));
       return;
