@@ -7,7 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import sharp from 'sharp';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer, usingS3 } from '../helpers/server.js';
 import { get, put } from './helpers.js';
 
 const servers: TestServer[] = [];
@@ -69,7 +69,8 @@ describe('result cache', () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(60000);
     expect(cacheBytes(s.dataDir)).toBeLessThanOrEqual(60000);
     expect((await get(s, `/${id}/-/resize/111x/-/quality/best/`)).headers.get('x-stowage-cache')).toBe('hit');
-    expect((await get(s, `/${id}/-/resize/100x/-/quality/best/`)).headers.get('x-stowage-cache')).toBe('miss');
+    // Evicted here; with object storage (STOWAGE_TEST_S3) the bucket's shared tier still has it.
+    expect((await get(s, `/${id}/-/resize/100x/-/quality/best/`)).headers.get('x-stowage-cache')).toBe(usingS3() ? 'remote' : 'miss');
   });
 });
 
