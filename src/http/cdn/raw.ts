@@ -5,6 +5,22 @@ import type { BlobStore } from '../../blobs/store.js';
 import type { FileRecord } from '../../core/file-record.js';
 import { sendCdnError } from './errors.js';
 import { contentDisposition, IMMUTABLE, notModified, parseRange } from './headers.js';
+import { SMALL_BLOB_MAX_BYTES, SmallBlobCache } from './small-blobs.js';
+
+/** One per process: blob bytes are immutable, so sharing is safe. */
+const smallBlobs = new SmallBlobCache();
+/** Last-Modified text per upload time: Date formatting is measurable on the hot path. */
+const httpDates = new Map<number, string>();
+
+function lastModified(uploadedUs: number): string {
+  let text = httpDates.get(uploadedUs);
+  if (!text) {
+    if (httpDates.size > 10_000) httpDates.clear();
+    text = new Date(uploadedUs / 1000).toUTCString();
+    httpDates.set(uploadedUs, text);
+  }
+  return text;
+}
 
 export interface RawOptions {
   filename: string | null;
@@ -19,7 +35,7 @@ export async function sendOriginal(req: IncomingMessage, res: ServerResponse, bl
     'content-type': file.mimeType,
     'content-disposition': contentDisposition(inline ? 'inline' : 'attachment', opts.filename ?? file.originalFilename),
     etag,
-    'last-modified': new Date(file.uploadedUs / 1000).toUTCString(),
+    'last-modified': lastModified(file.uploadedUs),
     'cache-control': IMMUTABLE,
     'accept-ranges': 'bytes',
     'access-control-allow-origin': '*',
@@ -44,6 +60,12 @@ export async function sendOriginal(req: IncomingMessage, res: ServerResponse, bl
   if (req.method === 'HEAD') {
     res.writeHead(partial ? 206 : 200, headers);
     res.end();
+    return;
+  }
+  if (!partial && file.size <= SMALL_BLOB_MAX_BYTES) {
+    const bytes = await smallBlobs.get(blobs, file.blobKey as string);
+    res.writeHead(200, headers);
+    res.end(bytes);
     return;
   }
   const body = await blobs.get(file.blobKey as string, partial ? { start: range.start, end: range.end } : undefined);
