@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -38,7 +38,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   file.pragma('synchronous = FULL');
   file.pragma('busy_timeout = 10000');
   file.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  const kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: file }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
 }
 
@@ -63,4 +63,23 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Db
   });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { kysely, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => kysely.destroy() };
+}
+
+/**
+ * Transactions that read then write must take the write lock up front: with SQLite's default
+ * deferred BEGIN, a second process sharing the file (a CLI command, another node) makes the upgrade
+ * fail at once with SQLITE_BUSY instead of waiting for busy_timeout.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly cfg: SqliteDialectConfig) {
+    super(cfg);
+  }
+
+  override createDriver(): Driver {
+    return new (class extends SqliteDriver {
+      override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      }
+    })(this.cfg);
+  }
 }
