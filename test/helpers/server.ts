@@ -103,7 +103,11 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const urls = await new Promise<{ rest: string; upload: string; cdn: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      // Never leave a half-started server behind (it would outlive the test run).
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${out}`));
+    }, 30_000);
     const check = () => {
       const rest = /REST API:\s+(\S+?)\/?\n/.exec(out)?.[1];
       const upload = /Upload API:\s+(\S+?)\/?\n/.exec(out)?.[1];
