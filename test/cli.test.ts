@@ -67,3 +67,14 @@ describe('stowage CLI', () => {
     expect(tls.stderr).toMatch(/tlsCertFile and tlsKeyFile must be given together/);
   });
 });
+
+describe('new keys work at once', () => {
+  it('a key added while the server runs signs REST requests immediately', async () => {
+    const p = JSON.parse(run(['project', 'create', '--name', 'fresh', '--json']).stdout);
+    // Warm the server's key cache with the first key.
+    expect((await restClient(server.rest, p)('GET', '/files/')).status).toBe(200);
+    const added = JSON.parse(run(['key', 'add', '--pub-key', p.public_key, '--json']).stdout);
+    const r = await restClient(server.rest, { public_key: p.public_key, secret_key: added.secret_key })('GET', '/files/');
+    expect(r.status).toBe(200);
+  });
+});

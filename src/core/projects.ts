@@ -48,6 +48,29 @@ export class ProjectService {
     return entry;
   }
 
+  /** Drops a cached entry so the next lookup reads the keys afresh. */
+  forget(pubKey: string): void {
+    this.cache.delete(pubKey);
+  }
+
+  /**
+   * Runs a credential check against the cached keys and, if it fails, once more against keys read
+   * afresh: a key added a moment ago (possibly on another node) must work at once. Revocations
+   * still take up to `cacheMs` to reach every node.
+   */
+  async withKeys<T>(pubKey: string, check: (found: { project: ProjectRow; secrets: string[] } | null) => Promise<T>): Promise<T> {
+    const cached = await this.lookup(pubKey);
+    try {
+      return await check(cached);
+    } catch (err) {
+      if (!(err instanceof AppError) || (err.status !== 401 && err.status !== 403)) throw err;
+      this.cache.delete(pubKey);
+      const fresh = await this.lookup(pubKey);
+      if (JSON.stringify(fresh?.secrets) === JSON.stringify(cached?.secrets)) throw err;
+      return check(fresh);
+    }
+  }
+
   async require(pubKey: string): Promise<ProjectRow> {
     const found = await this.repo.byPubKey(pubKey);
     if (!found) throw new AppError(404, 'ProjectNotFound', `no project with public key ${pubKey}`);

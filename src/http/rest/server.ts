@@ -46,14 +46,27 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
 
   app.addHook('preHandler', async (req) => {
     checkAccept(req, ctx.config.sdkAliases);
-    req.projectId = await verifyRestAuth(
-      { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure: isSecure(req.raw, trusted) },
-      async (pub) => {
-        const found = await ctx.projects.lookup(pub);
-        return found ? { projectId: found.project.id, secrets: found.secrets } : null;
-      },
-      { aliases: ctx.config.sdkAliases },
-    );
+    const authReq = { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure: isSecure(req.raw, trusted) };
+    // A key added a moment ago (maybe on another node) must work at once: after a failure the
+    // keys are read afresh and the check runs once more.
+    let pubKey: string | null = null;
+    const verify = () =>
+      verifyRestAuth(
+        authReq,
+        async (pub) => {
+          pubKey = pub;
+          const found = await ctx.projects.lookup(pub);
+          return found ? { projectId: found.project.id, secrets: found.secrets } : null;
+        },
+        { aliases: ctx.config.sdkAliases },
+      );
+    try {
+      req.projectId = await verify();
+    } catch (err) {
+      if (!(isAppError(err) && err.status === 401 && pubKey)) throw err;
+      ctx.projects.forget(pubKey);
+      req.projectId = await verify();
+    }
   });
   // Per-project throttling, after authentication has named the project.
   const limiter = restLimiter(ctx);

@@ -30,13 +30,16 @@ export async function authorizeUpload(
   if (!found.project.signedUploads) return NOTHING;
   const signature = firstOf(params, ['signature']);
   const expire = firstOf(params, ['expire']);
-  const grant = await verifyUploadCredentials({
-    ...(req.headers.authorization !== undefined ? { authorization: req.headers.authorization } : {}),
-    ...(signature !== undefined ? { signature } : {}),
-    ...(expire !== undefined ? { expire } : {}),
-    secrets: found.secrets,
-    endpointPath: endpoint,
-  });
+  const verify = (secrets: string[]) =>
+    verifyUploadCredentials({
+      ...(req.headers.authorization !== undefined ? { authorization: req.headers.authorization } : {}),
+      ...(signature !== undefined ? { signature } : {}),
+      ...(expire !== undefined ? { expire } : {}),
+      secrets,
+      endpointPath: endpoint,
+    });
+  // A key added a moment ago must work at once: on failure, retry with keys read afresh.
+  const grant = await ctx.projects.withKeys(found.project.pubKey, async (current) => verify(current?.secrets ?? found.secrets));
   const cost = operationsCost(endpoint, fileCount);
   if (grant.kind !== 'token' || grant.operationsLimit === null || cost === 0) return NOTHING;
   const exp = typeof grant.claims?.['exp'] === 'number' ? grant.claims['exp'] : Math.floor(Date.now() / 1000) + 86400;
