@@ -32,9 +32,6 @@ export function parseCdnPath(rawPath: string): CdnTarget {
     if (!PCHAR.test(last)) throw new CdnUrlError(400, 'The filename must be a valid URL path segment; percent-encode other characters.');
     filename = decode(last);
   }
-  if (!endsWithSlash && rest.length === 0 && segments.length === 1) {
-    // `/<uuid>` without a trailing slash: treat as the bare file.
-  }
   const decoded = rest.map(decode);
   const group = GROUP_ID.exec(head);
   if (group) {
