@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { restFileJson } from '../wire/file-json.js';
 import { jsonBody, sendJson } from '../common/json.js';
 import { boolParam, dateParam, includeParam, limitParam, offsetParam, orderingParam, queryOf } from './query.js';
-import { pageLinks, userParams } from './pagination.js';
+import { cursorPage, pageLinks, userParams } from './pagination.js';
 
 const MAX_BATCH = 100;
 
@@ -25,16 +25,12 @@ export function fileRoutes(ctx: AppContext) {
       offsetParam(q);
       const include = includeParam(q, ['appdata']);
       const base = { projectId: req.projectId, removed, stored, desc };
-      const rows = await ctx.files.list({ ...base, limit: limit + 1, afterUs: from, beforeUs: to });
-      // One extra row tells whether a further page exists in the walking direction.
-      const walkingBack = to !== null && from === null;
-      const more = rows.length > limit;
-      const page = more ? (walkingBack ? rows.slice(1) : rows.slice(0, limit)) : rows;
-      const first = page[0]?.uploadedUs ?? null;
-      const last = page[page.length - 1]?.uploadedUs ?? null;
-      const hasNext = walkingBack ? last !== null && (await exists(ctx, base, last, 'after')) : more;
-      const hasPrevious = walkingBack ? more : first !== null && from !== null && (await exists(ctx, base, first, 'before'));
-      const links = pageLinks(`${ctx.bases.rest}/files/`, userParams(q), first, last, hasNext, hasPrevious);
+      const { page, firstUs, lastUs, hasNext, hasPrevious } = await cursorPage(
+        { limit, fromUs: from, toUs: to },
+        (afterUs, beforeUs, n) => ctx.files.list({ ...base, limit: n, afterUs, beforeUs }),
+        (f) => f.uploadedUs,
+      );
+      const links = pageLinks(`${ctx.bases.rest}/files/`, userParams(q), firstUs, lastUs, hasNext, hasPrevious);
       const [total, totals] = await Promise.all([ctx.files.repo.count({ projectId: req.projectId, removed, stored }), ctx.files.repo.totals(req.projectId)]);
       return sendJson(reply, 200, {
         next: links.next,
@@ -85,14 +81,4 @@ function batchIds(body: unknown): string[] {
   if (body.length === 0) throw new AppError(400, 'BadRequest', 'List of UUIDs can not be empty');
   if (body.length > MAX_BATCH) throw new AppError(400, 'BadRequest', `Maximum UUIDs per request is exceeded. The limit is ${MAX_BATCH}`);
   return body as string[];
-}
-
-async function exists(
-  ctx: AppContext,
-  base: { projectId: number; removed: boolean; stored: boolean | null; desc: boolean },
-  cursorUs: number,
-  side: 'before' | 'after',
-): Promise<boolean> {
-  const rows = await ctx.files.list({ ...base, limit: 1, afterUs: side === 'after' ? cursorUs : null, beforeUs: side === 'before' ? cursorUs : null });
-  return rows.length > 0;
 }

@@ -3,10 +3,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../core/errors.js';
 import { groupSummaryJson, restGroupJson } from '../../groups/json.js';
-import type { GroupListQuery } from '../../groups/repo.js';
 import { parseGroupId, type GroupService } from '../../groups/service.js';
 import { sendJson } from '../common/json.js';
-import { pageLinks, userParams } from './pagination.js';
+import { cursorPage, pageLinks, userParams } from './pagination.js';
 import { dateParam, limitParam, offsetParam, orderingParam, queryOf } from './query.js';
 
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
@@ -21,16 +20,12 @@ export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
       const to = dateParam(q, 'to');
       offsetParam(q);
       const base = { projectId: req.projectId, desc };
-      const rows = await groups.repo.list({ ...base, limit: limit + 1, afterUs: from, beforeUs: to });
-      // One extra row tells whether a further page exists in the walking direction.
-      const walkingBack = to !== null && from === null;
-      const more = rows.length > limit;
-      const page = more ? (walkingBack ? rows.slice(1) : rows.slice(0, limit)) : rows;
-      const first = page[0]?.createdUs ?? null;
-      const last = page[page.length - 1]?.createdUs ?? null;
-      const hasNext = walkingBack ? last !== null && (await exists(groups, base, last, 'after')) : more;
-      const hasPrevious = walkingBack ? more : first !== null && from !== null && (await exists(groups, base, first, 'before'));
-      const links = pageLinks(`${ctx.bases.rest}/groups/`, userParams(q), first, last, hasNext, hasPrevious);
+      const { page, firstUs, lastUs, hasNext, hasPrevious } = await cursorPage(
+        { limit, fromUs: from, toUs: to },
+        (afterUs, beforeUs, n) => groups.repo.list({ ...base, limit: n, afterUs, beforeUs }),
+        (g) => g.createdUs,
+      );
+      const links = pageLinks(`${ctx.bases.rest}/groups/`, userParams(q), firstUs, lastUs, hasNext, hasPrevious);
       return sendJson(reply, 200, {
         next: links.next,
         previous: links.previous,
@@ -59,7 +54,3 @@ function idOf(req: FastifyRequest): string {
   return parseGroupId(id) ? id : '';
 }
 
-async function exists(groups: GroupService, base: Pick<GroupListQuery, 'projectId' | 'desc'>, cursorUs: number, side: 'before' | 'after'): Promise<boolean> {
-  const rows = await groups.repo.list({ ...base, limit: 1, afterUs: side === 'after' ? cursorUs : null, beforeUs: side === 'before' ? cursorUs : null });
-  return rows.length > 0;
-}
