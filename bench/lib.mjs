@@ -84,8 +84,8 @@ request = function()
 end
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format("BENCHJSON {\\"requests\\":%d,\\"duration_us\\":%d,\\"p50\\":%d,\\"p99\\":%d,\\"errors\\":%d,\\"non2xx\\":%d}\\n",
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.connect + e.read + e.write + e.timeout, e.status))
+  io.write(string.format("BENCHJSON {\\"requests\\":%d,\\"bytes\\":%d,\\"duration_us\\":%d,\\"p50\\":%d,\\"p99\\":%d,\\"errors\\":%d,\\"non2xx\\":%d}\\n",
+    summary.requests, summary.bytes, summary.duration, latency:percentile(50), latency:percentile(99), e.connect + e.read + e.write + e.timeout, e.status))
 end
 `;
 
@@ -123,6 +123,8 @@ export async function wrk({ base, pattern, headers = {}, connections, seconds, s
     p99: r.p99 / 1000,
     cpuMsPerReq: ((after - before) * 1000) / CLK_TCK / Math.max(1, r.requests),
     requests: r.requests,
+    /** Mean response size (headers included): equal work is only comparable at equal output. */
+    bytesPerReq: r.bytes / Math.max(1, r.requests),
     bad: r.errors + r.non2xx,
   };
 }

@@ -92,8 +92,8 @@ console.log(`\nraw results: ${path.join(work, 'results.json')}`);
 
 function printTable(R) {
   const f = (v, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-  console.log(`${'server / scenario'.padEnd(32)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'errors'.padStart(7)}`);
-  for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(32)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${String(r.bad).padStart(7)}`);
+  console.log(`${'server / scenario'.padEnd(32)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'KiB/resp'.padStart(9)} ${'errors'.padStart(7)}`);
+  for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(32)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${f(r.bytesPerReq / 1024, 2).padStart(9)} ${String(r.bad).padStart(7)}`);
 }
 
 function printTargets(results) {

@@ -6,14 +6,15 @@ const [file, format, seconds, inflight] = process.argv.slice(2);
 sharp.concurrency(1);
 const encode = (img) => (format === 'webp' ? img.webp({ quality: 80, effort: 4 }) : img.jpeg({ quality: 80, chromaSubsampling: '4:2:0' }));
 let n = 0;
+let bytes = 0;
 const one = (i) => encode(sharp(file, { failOn: 'error', autoOrient: true }).resize(300 + (i % 100))).toBuffer();
 for (let i = 0; i < 20; i++) await one(i); // warm-up
 const t0 = process.hrtime.bigint();
 const c0 = process.cpuUsage();
 const end = Date.now() + Number(seconds) * 1000;
 await Promise.all(Array.from({ length: Number(inflight) }, async () => {
-  while (Date.now() < end) await one(n++);
+  while (Date.now() < end) bytes += (await one(n++)).length;
 }));
 const c1 = process.cpuUsage(c0);
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-console.log(JSON.stringify({ rps: n / secs, cpuMsPerReq: (c1.user + c1.system) / 1000 / n, requests: n }));
+console.log(JSON.stringify({ rps: n / secs, cpuMsPerReq: (c1.user + c1.system) / 1000 / n, requests: n, bytesPerReq: bytes / n }));

@@ -69,6 +69,9 @@ const schema = z.object({
   /** Images feature: disk cache of processed results under <dataDir>/cache (0 = off), and its in-memory front for small results. */
   cdnCacheMaxBytes: z.coerce.number().int().min(0),
   cdnMemoryCacheBytes: z.coerce.number().int().min(0),
+  /** CDN: originals kept in memory for raw delivery and decoding (0 = off), and the largest one kept. */
+  cdnOriginalsCacheBytes: z.coerce.number().int().min(0),
+  cdnOriginalsItemMaxBytes: z.coerce.number().int().min(0),
   /** Images feature: image pipelines run at once (0 = number of CPUs) and requests allowed to wait for one; beyond: 503. */
   cdnProcessConcurrency: z.coerce.number().int().min(0),
   cdnProcessQueue: z.coerce.number().int().min(0),
@@ -130,6 +133,8 @@ export const DEFAULTS = {
   copyProcessedMaxBytes: 100 * 1024 ** 2,
   cdnCacheMaxBytes: 1024 ** 3,
   cdnMemoryCacheBytes: 64 * 1024 ** 2,
+  cdnOriginalsCacheBytes: 256 * 1024 ** 2,
+  cdnOriginalsItemMaxBytes: 8 * 1024 ** 2,
   cdnProcessConcurrency: 0,
   cdnProcessQueue: 64,
   webhookTimeoutMs: 15_000,
@@ -177,6 +182,8 @@ const ENV_NAMES: Record<keyof Config, string> = {
   copyProcessedMaxBytes: 'STOWAGE_COPY_PROCESSED_MAX_BYTES',
   cdnCacheMaxBytes: 'STOWAGE_CDN_CACHE_MAX_BYTES',
   cdnMemoryCacheBytes: 'STOWAGE_CDN_MEMORY_CACHE_BYTES',
+  cdnOriginalsCacheBytes: 'STOWAGE_CDN_ORIGINALS_CACHE_BYTES',
+  cdnOriginalsItemMaxBytes: 'STOWAGE_CDN_ORIGINALS_ITEM_MAX_BYTES',
   cdnProcessConcurrency: 'STOWAGE_CDN_PROCESS_CONCURRENCY',
   cdnProcessQueue: 'STOWAGE_CDN_PROCESS_QUEUE',
   webhookTimeoutMs: 'STOWAGE_WEBHOOK_TIMEOUT_MS',

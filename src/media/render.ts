@@ -20,14 +20,14 @@ import type { Plan } from './plan.js';
 import { lookup } from './operations/index.js';
 import { preview } from './operations/geometry.js';
 import { PipelineStage } from './operations/state.js';
-import { type Opened, kindOf, openSource, readSvg } from './operations/source.js';
+import { type Opened, type SourceFile, kindOf, openSource, readSvg } from './operations/source.js';
 import { transformSvg } from './operations/svg.js';
 import type { LoadedImage, OutputOptions } from './operations/types.js';
 import { IMPLICIT_PREVIEW, checkOutput } from './limits.js';
 import { encode } from './operations/encode.js';
 import { renderGif2Video } from './operations/ffmpeg.js';
 
-export interface RenderSource { path: string; mime: string }
+export type RenderSource = SourceFile;
 export interface RenderContext {
   accept: string | undefined;
   loadOverlay(uuid: string): Promise<RenderSource | null>;
@@ -77,7 +77,7 @@ const PHASES: readonly Phase[] = [
     checkOutput(job.stage!.width, job.stage!.height, job.plan.explicitJpeg);
   },
   async function encodePhase(job) {
-    job.result = await encode(job.stage!, job.opened!, job.source.path, job.ctx.accept);
+    job.result = await encode(job.stage!, job.opened!, job.source, job.ctx.accept);
   },
 ];
 
@@ -102,7 +102,7 @@ export async function render(source: RenderSource, plan: Plan, ctx: RenderContex
 }
 
 async function svgAsSvg(job: Job): Promise<RenderResult> {
-  const text = await readSvg(job.source.path);
+  const text = await readSvg(job.source);
   const sizing = job.plan.steps.some((st) => lookup(st.name)!.sizing);
   const geo = job.plan.steps.filter((st) => lookup(st.name)!.svgGeometry);
   const { svg, width, height } = transformSvg(text, geo, sizing ? null : IMPLICIT_PREVIEW);

@@ -78,6 +78,17 @@ export async function blobExists(server: Pick<TestServer, 'dataDir' | 'bucket'>,
   );
 }
 
+/**
+ * Replaces the bytes under `key` behind the server's back (its data dir, or its bucket in S3 mode):
+ * for tests that tell whether a response came from the server's memory or from the store.
+ */
+export async function overwriteBlob(server: Pick<TestServer, 'dataDir' | 'bucket'>, key: string, bytes: Buffer): Promise<void> {
+  if (!server.bucket) return fs.writeFileSync(path.join(server.dataDir, 'blobs', key), bytes);
+  const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+  const endpoint = await testS3();
+  await endpoint.client.send(new PutObjectCommand({ Bucket: server.bucket, Key: key, Body: bytes }));
+}
+
 export function newSchema(): string | undefined {
   // The creation time in the name lets a later run drop leftovers without touching live ones.
   return usingPostgres() ? `t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}` : undefined;

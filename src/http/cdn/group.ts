@@ -14,6 +14,7 @@ import { splitDeliveryOps } from './delivery-ops.js';
 import { sendCdnError } from './errors.js';
 import { renderProcessed } from './group-render.js';
 import { sendOriginal } from './raw.js';
+import { originalsFor } from './originals.js';
 import { cdnExtensions, type CdnGroupHandler } from './server.js';
 import type { CdnTarget } from './url.js';
 import { sendArchive } from './archive.js';
@@ -51,7 +52,7 @@ async function sendNth(ctx: AppContext, req: IncomingMessage, res: ServerRespons
   // The group's own operations first, then the URL's (spec: "applied first").
   const ops = [...effectsSegments(member.effects), ...urlOps];
   const delivery = splitDeliveryOps(ops);
-  if (delivery.rest.length === 0) return sendOriginal(req, res, ctx.blobs, file, { filename: target.filename, inline: delivery.inline });
+  if (delivery.rest.length === 0) return sendOriginal(req, res, originalsFor(ctx), file, { filename: target.filename, inline: delivery.inline });
   const synthetic = { kind: 'file' as const, uuid: file.uuid, ops, filename: target.filename, special: null };
   if (cdnExtensions.processed && (await cdnExtensions.processed(ctx, req, res, file, synthetic))) return;
   return renderProcessed(ctx, req, res, file, ops);

@@ -1,14 +1,10 @@
 /** Delivery of a file's original bytes: ETag, ranges, disposition, constant memory streaming. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { BlobStore } from '../../blobs/store.js';
 import type { FileRecord } from '../../core/file-record.js';
 import { sendCdnError } from './errors.js';
 import { contentDisposition, IMMUTABLE, notModified, parseRange } from './headers.js';
-import { SMALL_BLOB_MAX_BYTES, SmallBlobCache } from './small-blobs.js';
-
-/** One per process: blob bytes are immutable, so sharing is safe. */
-const smallBlobs = new SmallBlobCache();
+import type { OriginalsCache } from './originals.js';
 /** Last-Modified text per upload time: Date formatting is measurable on the hot path. */
 const httpDates = new Map<number, string>();
 
@@ -28,7 +24,7 @@ export interface RawOptions {
   inline: boolean | null;
 }
 
-export async function sendOriginal(req: IncomingMessage, res: ServerResponse, blobs: BlobStore, file: FileRecord, opts: RawOptions): Promise<void> {
+export async function sendOriginal(req: IncomingMessage, res: ServerResponse, originals: OriginalsCache, file: FileRecord, opts: RawOptions): Promise<void> {
   const etag = `"${file.md5}"`;
   const inline = opts.inline ?? file.mimeType.startsWith('image/');
   const headers: Record<string, string | number> = {
@@ -62,13 +58,15 @@ export async function sendOriginal(req: IncomingMessage, res: ServerResponse, bl
     res.end();
     return;
   }
-  if (!partial && file.size <= SMALL_BLOB_MAX_BYTES) {
-    const bytes = await smallBlobs.get(blobs, file.blobKey as string);
-    res.writeHead(200, headers);
-    res.end(bytes);
+  const key = file.blobKey as string;
+  if (originals.holds(file.size)) {
+    // One write of a shared buffer: no read, no copy, no stream machinery per request.
+    const { bytes } = await originals.get(key, file.size);
+    res.writeHead(partial ? 206 : 200, headers);
+    res.end(partial ? bytes.subarray(range.start, range.end + 1) : bytes);
     return;
   }
-  const body = await blobs.get(file.blobKey as string, partial ? { start: range.start, end: range.end } : undefined);
+  const body = await originals.blobs.get(key, partial ? { start: range.start, end: range.end } : undefined);
   res.writeHead(partial ? 206 : 200, headers);
   await pipeline(body, res).catch(() => {
     // The client went away or the disk failed mid-body; the socket is already closed.

@@ -1,6 +1,8 @@
 /**
  * A file's bytes as a local path for sharp/ffmpeg: the blob store's own path when it has one (fs),
- * otherwise a temporary copy (object storage) that is removed on release.
+ * otherwise a temporary copy (object storage) that is removed on release. With a local path, an
+ * original small enough for the originals cache also comes with its bytes in memory, so decoding
+ * reads neither the disk nor the header twice.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,15 +12,27 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { AppContext } from '../../context.js';
 import type { FileRecord } from '../../core/file-record.js';
+import type { SourceMemo } from '../../media/operations/source.js';
+import { originalsFor } from './originals.js';
 
 export interface LocalSource {
   path: string;
+  bytes?: Buffer;
+  memo?: SourceMemo;
   release(): Promise<void>;
 }
 
+const nothingToRelease = async (): Promise<void> => undefined;
+
 export async function openSource(ctx: AppContext, file: FileRecord): Promise<LocalSource> {
   const key = file.blobKey as string;
-  if (ctx.blobs.localPath) return { path: ctx.blobs.localPath(key), release: async () => undefined };
+  if (ctx.blobs.localPath) {
+    const path = ctx.blobs.localPath(key);
+    const originals = originalsFor(ctx);
+    if (!originals.holds(file.size)) return { path, release: nothingToRelease };
+    const { bytes, memo } = await originals.get(key, file.size);
+    return { path, bytes, memo, release: nothingToRelease };
+  }
   const tmp = path.join(os.tmpdir(), `stowage-src-${crypto.randomBytes(8).toString('hex')}`);
   try {
     await pipeline(await ctx.blobs.get(key), fs.createWriteStream(tmp, { mode: 0o600 }));

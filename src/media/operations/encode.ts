@@ -6,7 +6,7 @@ import exifr from 'exifr';
 import type { Exif } from 'sharp';
 import type { Plan } from '../plan.js';
 import type { PipelineStage } from './state.js';
-import type { Opened } from './source.js';
+import type { Opened, SourceFile } from './source.js';
 import type { OutputFormat } from './types.js';
 import { QUALITY_VALUES } from './output.js';
 import { sharpColor } from './place.js';
@@ -47,7 +47,7 @@ function chooseFormat(s: PipelineStage, opened: Opened, accept: string | undefin
 
 const MIME: Record<OutputFormat, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', avif: 'image/avif' };
 
-export async function encode(s: PipelineStage, opened: Opened, path: string, accept: string | undefined): Promise<Encoded> {
+export async function encode(s: PipelineStage, opened: Opened, source: SourceFile, accept: string | undefined): Promise<Encoded> {
   const { fmt, vary } = chooseFormat(s, opened, accept);
   const q = QUALITY_VALUES[s.out.quality ?? 'normal'];
   let img = s.current();
@@ -63,7 +63,7 @@ export async function encode(s: PipelineStage, opened: Opened, path: string, acc
   // pixels are already converted to sRGB, which is what `icc` would have produced.
   if (s.out.srgb === 'keep_profile' && unflushed && icc && icc.length <= maxIcc && maxIcc > 0) img = img.keepIccProfile();
   if (s.out.stripMeta === 'none' && unflushed) img = img.keepExif();
-  else if (s.out.stripMeta !== 'all' && opened.meta?.exif) img = img.withExif(await exifFor(path, s.out.stripMeta === 'none'));
+  else if (s.out.stripMeta !== 'all' && opened.meta?.exif) img = img.withExif(await exifFor(source.bytes ?? source.path, s.out.stripMeta === 'none'));
   switch (fmt) {
     case 'jpeg': img = img.jpeg({ quality: q, progressive: s.out.progressive, chromaSubsampling: q >= 90 ? '4:4:4' : '4:2:0' }); break;
     case 'png': img = img.png({ compressionLevel: 6, ...(q < 70 && { palette: true, quality: q }) }); break;
@@ -75,8 +75,8 @@ export async function encode(s: PipelineStage, opened: Opened, path: string, acc
 }
 
 /** EXIF rebuilt as sharp string tags; `withGps` false drops the GPS directory (strip_meta/sensitive). */
-async function exifFor(path: string, withGps: boolean): Promise<Exif> {
-  const raw = (await exifr.parse(path, {
+async function exifFor(input: string | Buffer, withGps: boolean): Promise<Exif> {
+  const raw = (await exifr.parse(input, {
     tiff: true, ifd0: {}, exif: true, gps: withGps, ifd1: false, interop: false, makerNote: false, userComment: false,
     translateKeys: true, translateValues: false, reviveValues: false, mergeOutput: false,
   } as never).catch(() => null)) as Record<string, Record<string, unknown>> | null;

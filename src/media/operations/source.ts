@@ -10,7 +10,14 @@ import { MAX_DECODER_INPUT_BYTES, MAX_INPUT_PIXELS, MAX_SVG_BYTES, checkInputHea
 import { sanitizeSvg } from './svg.js';
 import type { LoadedImage } from './types.js';
 
-export interface SourceFile { path: string; mime: string }
+/**
+ * A source image. `bytes`, when given, are the file's contents already in memory (the CDN's
+ * originals cache): decoding reads them instead of `path`. `memo` holds header facts derived from
+ * those immutable bytes and is shared by every request for the same original, so they are worked
+ * out once.
+ */
+export interface SourceFile { path: string; mime: string; bytes?: Buffer; memo?: SourceMemo }
+export interface SourceMemo { kind?: InputKind; meta?: Metadata }
 export interface Opened extends LoadedImage { kind: InputKind; format: string; meta: Metadata | null }
 
 export const NOT_IMAGE = (): AppError => new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
@@ -27,13 +34,19 @@ export async function readHead(path: string, bytes = 4096): Promise<Buffer> {
 }
 
 export async function kindOf(src: SourceFile): Promise<InputKind> {
-  const kind = detectKind(src.mime, await readHead(src.path));
+  if (src.memo?.kind) return src.memo.kind;
+  const kind = detectKind(src.mime, src.bytes ? src.bytes.subarray(0, 4096) : await readHead(src.path));
   if (!kind) throw NOT_IMAGE();
+  if (src.memo) src.memo.kind = kind;
   return kind;
 }
 
-async function readCapped(path: string, max: number): Promise<Buffer> {
-  const fh = await open(path, 'r');
+async function readCapped(src: SourceFile, max: number): Promise<Buffer> {
+  if (src.bytes) {
+    if (src.bytes.length > max) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${max} bytes.`);
+    return src.bytes;
+  }
+  const fh = await open(src.path, 'r');
   try {
     if ((await fh.stat()).size > max) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${max} bytes.`);
     return await fh.readFile();
@@ -42,8 +55,8 @@ async function readCapped(path: string, max: number): Promise<Buffer> {
   }
 }
 
-export async function readSvg(path: string): Promise<string> {
-  return sanitizeSvg((await readCapped(path, MAX_SVG_BYTES)).toString('utf8'));
+export async function readSvg(src: SourceFile): Promise<string> {
+  return sanitizeSvg((await readCapped(src, MAX_SVG_BYTES)).toString('utf8'));
 }
 
 export interface OpenOptions { autorotate: boolean; ignoreIcc: boolean }
@@ -53,19 +66,15 @@ export async function openSource(src: SourceFile, opts: OpenOptions, kind?: Inpu
   kind ??= await kindOf(src);
   const base = { limitInputPixels: MAX_INPUT_PIXELS, pages: 1, failOn: 'error' as const };
   if (kind === 'bmp' || kind === 'pcx' || kind === 'tga' || kind === 'heic') {
-    const rgba = await decodeOther(kind, await readCapped(src.path, MAX_DECODER_INPUT_BYTES));
+    const rgba = await decodeOther(kind, await readCapped(src, MAX_DECODER_INPUT_BYTES));
     const { data, channels } = dropOpaqueAlpha(rgba.data);
     const img = sharp(data, { ...base, raw: { width: rgba.width, height: rgba.height, channels } });
     return { img, width: rgba.width, height: rgba.height, hasAlpha: channels === 4, kind, format: kind, meta: null };
   }
   // SVG is rendered from sanitised text held in memory, never from its path (no base directory).
-  const input: string | Buffer = kind === 'svg' ? Buffer.from(await readSvg(src.path)) : src.path;
-  let meta: Metadata;
-  try {
-    meta = await sharp(input, { limitInputPixels: false, pages: 1 }).metadata();
-  } catch {
-    throw NOT_IMAGE();
-  }
+  const input: string | Buffer = kind === 'svg' ? Buffer.from(await readSvg(src)) : (src.bytes ?? src.path);
+  const meta = src.memo?.meta ?? (await headerOf(input));
+  if (src.memo) src.memo.meta = meta;
   checkInputHeader({ width: meta.width, height: meta.pageHeight ?? meta.height });
   const img = sharp(input, { ...base, autoOrient: opts.autorotate, ignoreIcc: opts.ignoreIcc });
   const swap = opts.autorotate && (meta.orientation ?? 1) >= 5;
@@ -74,6 +83,13 @@ export async function openSource(src: SourceFile, opts: OpenOptions, kind?: Inpu
   return { img, width: swap ? h : w, height: swap ? w : h, hasAlpha: meta.hasAlpha, kind, format: meta.format, meta };
 }
 
+async function headerOf(input: string | Buffer): Promise<Metadata> {
+  try {
+    return await sharp(input, { limitInputPixels: false, pages: 1 }).metadata();
+  } catch {
+    throw NOT_IMAGE();
+  }
+}
 
 /** Decoders always yield RGBA; a fully opaque image goes on as RGB so it encodes as JPEG by default. */
 function dropOpaqueAlpha(rgba: Buffer): { data: Buffer; channels: 3 | 4 } {

@@ -1,0 +1,91 @@
+/**
+ * Originals kept in memory: a blob's bytes never change under its key, so a byte-bounded LRU of
+ * originals is always correct. Raw delivery answers from it without an open/read/close per request
+ * (the role nginx's open_file_cache and the page cache play), and the image pipeline decodes from
+ * it without re-reading the file, with the header facts (kind, sharp metadata) worked out once per
+ * original and kept beside its bytes.
+ *
+ * Concurrent misses on one key share a single read, so a burst on a cold file holds one copy.
+ */
+import type { AppContext } from '../../context.js';
+import type { BlobStore } from '../../blobs/store.js';
+import type { SourceMemo } from '../../media/operations/source.js';
+
+export interface Original {
+  bytes: Buffer;
+  /** Facts derived from `bytes` by the pipeline; shared by every request for this original. */
+  memo: SourceMemo;
+}
+
+export class OriginalsCache {
+  private readonly entries = new Map<string, Original>();
+  private readonly loading = new Map<string, Promise<Original>>();
+  private bytes = 0;
+
+  constructor(readonly blobs: BlobStore, private readonly maxBytes: number, private readonly itemMaxBytes: number) {}
+
+  /** Whether a blob of `size` bytes is kept in memory (and so read whole on a miss). */
+  holds(size: number): boolean {
+    return size <= this.itemMaxBytes && size <= this.maxBytes;
+  }
+
+  /** The original's bytes, from memory or read whole and remembered. Only for sizes `holds` accepts. */
+  async get(key: string, size: number): Promise<Original> {
+    const hit = this.entries.get(key);
+    if (hit) {
+      // Re-insert to mark it most recently used.
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit;
+    }
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = this.load(key, size).finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async load(key: string, size: number): Promise<Original> {
+    const bytes = await readExactly(this.blobs, key, size);
+    const entry: Original = { bytes, memo: {} };
+    this.remember(key, entry);
+    return entry;
+  }
+
+  private remember(key: string, entry: Original): void {
+    this.entries.set(key, entry);
+    this.bytes += entry.bytes.length;
+    for (const [k, v] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(k);
+      this.bytes -= v.bytes.length;
+    }
+  }
+}
+
+/** Reads a blob into one buffer of its recorded size (no concatenation copy). */
+async function readExactly(blobs: BlobStore, key: string, size: number): Promise<Buffer> {
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for await (const chunk of await blobs.get(key)) {
+    const piece = chunk as Buffer;
+    if (at + piece.length > size) throw new Error(`blob ${key} is larger than its recorded ${size} bytes`);
+    piece.copy(out, at);
+    at += piece.length;
+  }
+  if (at !== size) throw new Error(`blob ${key} has ${at} bytes, its record says ${size}`);
+  return out;
+}
+
+const perContext = new WeakMap<AppContext, OriginalsCache>();
+
+/** The process's one cache for this context (raw delivery and the image pipeline share it). */
+export function originalsFor(ctx: AppContext): OriginalsCache {
+  let cache = perContext.get(ctx);
+  if (!cache) {
+    cache = new OriginalsCache(ctx.blobs, ctx.config.cdnOriginalsCacheBytes, ctx.config.cdnOriginalsItemMaxBytes);
+    perContext.set(ctx, cache);
+  }
+  return cache;
+}
