@@ -13,7 +13,10 @@ const t0 = process.hrtime.bigint();
 const c0 = process.cpuUsage();
 const end = Date.now() + Number(seconds) * 1000;
 await Promise.all(Array.from({ length: Number(inflight) }, async () => {
-  while (Date.now() < end) bytes += (await one(n++)).length;
+  while (Date.now() < end) {
+    const out = await one(n++); // not `bytes += await …`: that reads `bytes` before awaiting and loses updates
+    bytes += out.length;
+  }
 }));
 const c1 = process.cpuUsage(c0);
 const secs = Number(process.hrtime.bigint() - t0) / 1e9;

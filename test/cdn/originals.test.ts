@@ -107,6 +107,19 @@ describe('originals cache: raw delivery', () => {
     expect((await get(s.server, `/${ids[1]}/`)).body.equals(replaced[1]!)).toBe(true);
   });
 
+  it('streams the rest when more cold originals are requested at once than the cache can read', async () => {
+    // Room to read three 100 KiB originals at a time; twelve arrive together.
+    const s = await start({ STOWAGE_CDN_ORIGINALS_CACHE_BYTES: String(300 * KIB) });
+    const files = Array.from({ length: 12 }, () => crypto.randomBytes(100 * KIB));
+    const ids: string[] = [];
+    for (const f of files) ids.push(await put(s.server, s.keys, 'c.bin', f));
+    const got = await Promise.all(ids.map((id) => get(s.server, `/${id}/`)));
+    got.forEach((r, i) => {
+      expect(r.status).toBe(200);
+      expect(r.body.equals(files[i]!), `file ${i}`).toBe(true);
+    });
+  });
+
   it('gives every one of many concurrent first requests the whole file', async () => {
     const bytes = crypto.randomBytes(2048 * KIB);
     const uuid = await put(cached.server, cached.keys, 'burst.bin', bytes);

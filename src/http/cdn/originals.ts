@@ -5,7 +5,9 @@
  * it without re-reading the file, with the header facts (kind, sharp metadata) worked out once per
  * original and kept beside its bytes.
  *
- * Concurrent misses on one key share a single read, so a burst on a cold file holds one copy.
+ * Concurrent misses on one key share a single read, so a burst on a cold file holds one copy; the
+ * bytes being read for distinct keys at once are bounded too (by the cache's size): past that
+ * bound a request is told to stream instead, so many cold files at once cannot grow memory.
  */
 import type { AppContext } from '../../context.js';
 import type { BlobStore } from '../../blobs/store.js';
@@ -17,20 +19,21 @@ export interface Original {
   memo: SourceMemo;
 }
 
+const MAX_ENTRIES = 100_000;
+
 export class OriginalsCache {
   private readonly entries = new Map<string, Original>();
   private readonly loading = new Map<string, Promise<Original>>();
   private bytes = 0;
+  private loadingBytes = 0;
 
   constructor(readonly blobs: BlobStore, private readonly maxBytes: number, private readonly itemMaxBytes: number) {}
 
-  /** Whether a blob of `size` bytes is kept in memory (and so read whole on a miss). */
-  holds(size: number): boolean {
-    return size <= this.itemMaxBytes && size <= this.maxBytes;
-  }
-
-  /** The original's bytes, from memory or read whole and remembered. Only for sizes `holds` accepts. */
-  async get(key: string, size: number): Promise<Original> {
+  /**
+   * The original's bytes, from memory or read whole and remembered; null when the caller should
+   * stream from the store instead (too large to keep, cache off, or too much being read at once).
+   */
+  async get(key: string, size: number): Promise<Original | null> {
     const hit = this.entries.get(key);
     if (hit) {
       // Re-insert to mark it most recently used.
@@ -40,7 +43,12 @@ export class OriginalsCache {
     }
     let pending = this.loading.get(key);
     if (!pending) {
-      pending = this.load(key, size).finally(() => this.loading.delete(key));
+      if (this.maxBytes === 0 || size > this.itemMaxBytes || this.loadingBytes + size > this.maxBytes) return null;
+      this.loadingBytes += size;
+      pending = this.load(key, size).finally(() => {
+        this.loading.delete(key);
+        this.loadingBytes -= size;
+      });
       this.loading.set(key, pending);
     }
     return pending;
@@ -57,7 +65,8 @@ export class OriginalsCache {
     this.entries.set(key, entry);
     this.bytes += entry.bytes.length;
     for (const [k, v] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
+      // The count bound keeps a flood of tiny originals from growing the map itself.
+      if (this.bytes <= this.maxBytes && this.entries.size <= MAX_ENTRIES) break;
       this.entries.delete(k);
       this.bytes -= v.bytes.length;
     }

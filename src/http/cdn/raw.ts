@@ -59,11 +59,11 @@ export async function sendOriginal(req: IncomingMessage, res: ServerResponse, or
     return;
   }
   const key = file.blobKey as string;
-  if (originals.holds(file.size)) {
+  const original = await originals.get(key, file.size);
+  if (original) {
     // One write of a shared buffer: no read, no copy, no stream machinery per request.
-    const { bytes } = await originals.get(key, file.size);
     res.writeHead(partial ? 206 : 200, headers);
-    res.end(partial ? bytes.subarray(range.start, range.end + 1) : bytes);
+    res.end(partial ? original.bytes.subarray(range.start, range.end + 1) : original.bytes);
     return;
   }
   const body = await originals.blobs.get(key, partial ? { start: range.start, end: range.end } : undefined);

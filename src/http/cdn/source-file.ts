@@ -28,10 +28,8 @@ export async function openSource(ctx: AppContext, file: FileRecord): Promise<Loc
   const key = file.blobKey as string;
   if (ctx.blobs.localPath) {
     const path = ctx.blobs.localPath(key);
-    const originals = originalsFor(ctx);
-    if (!originals.holds(file.size)) return { path, release: nothingToRelease };
-    const { bytes, memo } = await originals.get(key, file.size);
-    return { path, bytes, memo, release: nothingToRelease };
+    const original = await originalsFor(ctx).get(key, file.size);
+    return original ? { path, bytes: original.bytes, memo: original.memo, release: nothingToRelease } : { path, release: nothingToRelease };
   }
   const tmp = path.join(os.tmpdir(), `stowage-src-${crypto.randomBytes(8).toString('hex')}`);
   try {
