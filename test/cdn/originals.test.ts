@@ -150,6 +150,20 @@ describe('originals cache: image processing', () => {
     expect(kept.exif?.toString('latin1')).toContain('StowageCam');
   });
 
+  it('decodes from memory: a new transform after the stored bytes change still shows the first image', async () => {
+    const red = await sharp({ create: { width: 40, height: 40, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    const blue = await sharp({ create: { width: 40, height: 40, channels: 3, background: '#0000ff' } }).png().toBuffer();
+    const colourOf = async (body: Buffer) => [...(await sharp(body).raw().toBuffer()).subarray(0, 3)];
+    for (const [s, want] of [[cached, [255, 0, 0]], [uncached, [0, 0, 255]]] as const) {
+      const uuid = await put(s.server, s.keys, 'red.png', red);
+      expect(await colourOf((await get(s.server, `/${uuid}/-/resize/20x/`)).body)).toEqual([255, 0, 0]);
+      await overwriteBlob(s.server, blobKey(uuid), blue);
+      const after = await get(s.server, `/${uuid}/-/resize/10x/-/format/png/`);
+      expect(after.status).toBe(200);
+      expect(await colourOf(after.body)).toEqual(want);
+    }
+  });
+
   it('answers alike on the first and the second request once header facts are remembered', async () => {
     const text = await put(cached.server, cached.keys, 'a.txt', 'just text\n');
     for (let i = 0; i < 2; i++) expect((await get(cached.server, `/${text}/-/resize/10x/`)).status).toBe(400);

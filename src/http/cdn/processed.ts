@@ -82,7 +82,7 @@ function canonicalBytes(plan: Plan): string {
 async function produce(ctx: AppContext, file: FileRecord, plan: Plan, accept: string | undefined): Promise<Produced> {
   const temps: LocalSource[] = [];
   const open = async (f: FileRecord): Promise<RenderSource> => {
-    const src = await openBlob(ctx, f);
+    const src = await openBlob(ctx, f, { needsPath: plan.video !== null });
     temps.push(src);
     return { path: src.path, mime: f.mimeType, bytes: src.bytes, memo: src.memo };
   };

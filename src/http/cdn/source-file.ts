@@ -1,8 +1,8 @@
 /**
- * A file's bytes as a local path for sharp/ffmpeg: the blob store's own path when it has one (fs),
- * otherwise a temporary copy (object storage) that is removed on release. With a local path, an
- * original small enough for the originals cache also comes with its bytes in memory, so decoding
- * reads neither the disk nor the header twice.
+ * A file's bytes for the image pipeline. An original small enough for the originals cache comes
+ * with its bytes in memory (decoding then reads neither the disk nor the header twice); besides,
+ * a local path: the blob store's own when it has one (fs), otherwise, only when the caller needs a
+ * file (ffmpeg) or the bytes are not in memory, a temporary copy that is removed on release.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -16,7 +16,7 @@ import type { SourceMemo } from '../../media/operations/source.js';
 import { originalsFor } from './originals.js';
 
 export interface LocalSource {
-  path: string;
+  path: string | null;
   bytes?: Buffer;
   memo?: SourceMemo;
   release(): Promise<void>;
@@ -24,19 +24,18 @@ export interface LocalSource {
 
 const nothingToRelease = async (): Promise<void> => undefined;
 
-export async function openSource(ctx: AppContext, file: FileRecord): Promise<LocalSource> {
+export async function openSource(ctx: AppContext, file: FileRecord, opts: { needsPath: boolean }): Promise<LocalSource> {
   const key = file.blobKey as string;
-  if (ctx.blobs.localPath) {
-    const path = ctx.blobs.localPath(key);
-    const original = await originalsFor(ctx).get(key, file.size);
-    return original ? { path, bytes: original.bytes, memo: original.memo, release: nothingToRelease } : { path, release: nothingToRelease };
-  }
+  const original = await originalsFor(ctx).get(key, file.size);
+  const inMemory = original ? { bytes: original.bytes, memo: original.memo } : {};
+  if (ctx.blobs.localPath) return { path: ctx.blobs.localPath(key), ...inMemory, release: nothingToRelease };
+  if (original && !opts.needsPath) return { path: null, ...inMemory, release: nothingToRelease };
   const tmp = path.join(os.tmpdir(), `stowage-src-${crypto.randomBytes(8).toString('hex')}`);
   try {
-    await pipeline(await ctx.blobs.get(key), fs.createWriteStream(tmp, { mode: 0o600 }));
+    await (original ? fsp.writeFile(tmp, original.bytes, { mode: 0o600 }) : pipeline(await ctx.blobs.get(key), fs.createWriteStream(tmp, { mode: 0o600 })));
   } catch (err) {
     await fsp.rm(tmp, { force: true });
     throw err;
   }
-  return { path: tmp, release: () => fsp.rm(tmp, { force: true }) };
+  return { path: tmp, ...inMemory, release: () => fsp.rm(tmp, { force: true }) };
 }

@@ -6,7 +6,7 @@ import exifr from 'exifr';
 import type { Exif } from 'sharp';
 import type { Plan } from '../plan.js';
 import type { PipelineStage } from './state.js';
-import type { Opened, SourceFile } from './source.js';
+import { type Opened, type SourceFile, inputOf } from './source.js';
 import type { OutputFormat } from './types.js';
 import { QUALITY_VALUES } from './output.js';
 import { sharpColor } from './place.js';
@@ -63,7 +63,7 @@ export async function encode(s: PipelineStage, opened: Opened, source: SourceFil
   // pixels are already converted to sRGB, which is what `icc` would have produced.
   if (s.out.srgb === 'keep_profile' && unflushed && icc && icc.length <= maxIcc && maxIcc > 0) img = img.keepIccProfile();
   if (s.out.stripMeta === 'none' && unflushed) img = img.keepExif();
-  else if (s.out.stripMeta !== 'all' && opened.meta?.exif) img = img.withExif(await exifFor(source.bytes ?? source.path, s.out.stripMeta === 'none'));
+  else if (s.out.stripMeta !== 'all' && opened.meta?.exif) img = img.withExif(await exifFor(inputOf(source), s.out.stripMeta === 'none'));
   switch (fmt) {
     case 'jpeg': img = img.jpeg({ quality: q, progressive: s.out.progressive, chromaSubsampling: q >= 90 ? '4:4:4' : '4:2:0' }); break;
     case 'png': img = img.png({ compressionLevel: 6, ...(q < 70 && { palette: true, quality: q }) }); break;

@@ -56,7 +56,9 @@ export function videoFilters(plan: Plan, W: number, H: number): { filters: strin
   return { filters: f, width: w, height: h };
 }
 
-export async function renderGif2Video(source: { path: string }, kind: InputKind, plan: Plan) {
+export async function renderGif2Video(source: { path: string | null }, kind: InputKind, plan: Plan) {
+  // Callers open gif2video sources with a local file (RenderSource docs): ffmpeg reads a path.
+  if (source.path === null) throw new Error('gif2video needs the source as a local file');
   const meta = kind === 'sharp' ? await sharp(source.path, { pages: 1 }).metadata().catch(() => null) : null;
   if (!meta || meta.format !== 'gif') throw new AppError(400, 'InvalidOperation', 'Invalid operation "gif2video": the file is not a GIF.');
   checkInputHeader({ width: meta.width, height: meta.pageHeight ?? meta.height });

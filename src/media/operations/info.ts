@@ -3,7 +3,7 @@
  * HTTP layer, which knows the uuid.
  */
 import exifr from 'exifr';
-import { kindOf, openSource } from './source.js';
+import { inputOf, kindOf, openSource } from './source.js';
 import type { RenderSource } from '../render.js';
 
 function colorMode(channels: number, space: string | undefined, hasAlpha: boolean, paletted: boolean): string {
@@ -21,9 +21,9 @@ export async function imageJson(source: RenderSource): Promise<Record<string, un
   let geo: { latitude: number; longitude: number } | null = null;
   let taken: string | null = null;
   if (meta?.exif) {
-    const gps = (await exifr.gps(source.bytes ?? source.path).catch(() => undefined)) as { latitude?: number; longitude?: number } | undefined;
+    const gps = (await exifr.gps(inputOf(source)).catch(() => undefined)) as { latitude?: number; longitude?: number } | undefined;
     if (gps && Number.isFinite(gps.latitude) && Number.isFinite(gps.longitude)) geo = { latitude: gps.latitude!, longitude: gps.longitude! };
-    const ex = (await exifr.parse(source.bytes ?? source.path, { pick: ['DateTimeOriginal'], reviveValues: false } as never).catch(() => null)) as { DateTimeOriginal?: string } | null;
+    const ex = (await exifr.parse(inputOf(source), { pick: ['DateTimeOriginal'], reviveValues: false } as never).catch(() => null)) as { DateTimeOriginal?: string } | null;
     const m = ex?.DateTimeOriginal ? /^(\d{4}):(\d{2}):(\d{2}) (\d{2}:\d{2}:\d{2})/.exec(ex.DateTimeOriginal) : null;
     if (m) taken = `${m[1]}-${m[2]}-${m[3]}T${m[4]}`;
   }

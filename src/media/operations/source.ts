@@ -11,13 +11,20 @@ import { sanitizeSvg } from './svg.js';
 import type { LoadedImage } from './types.js';
 
 /**
- * A source image. `bytes`, when given, are the file's contents already in memory (the CDN's
- * originals cache): decoding reads them instead of `path`. `memo` holds header facts derived from
- * those immutable bytes and is shared by every request for the same original, so they are worked
- * out once.
+ * A source image: a local file (`path`), its contents in memory (`bytes`, from the CDN's originals
+ * cache), or both; decoding prefers the bytes. Only gif2video needs a path (ffmpeg reads a file).
+ * `memo` holds header facts derived from those immutable bytes and is shared by every request for
+ * the same original, so they are worked out once.
  */
-export interface SourceFile { path: string; mime: string; bytes?: Buffer; memo?: SourceMemo }
+export interface SourceFile { path: string | null; mime: string; bytes?: Buffer; memo?: SourceMemo }
 export interface SourceMemo { kind?: InputKind; meta?: Metadata }
+
+/** What sharp, exifr and the decoders read: the bytes when in memory, else the file. */
+export function inputOf(src: SourceFile): Buffer | string {
+  const input = src.bytes ?? src.path;
+  if (input === null) throw new Error('a source needs a path or its bytes');
+  return input;
+}
 export interface Opened extends LoadedImage { kind: InputKind; format: string; meta: Metadata | null }
 
 export const NOT_IMAGE = (): AppError => new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
@@ -35,18 +42,20 @@ export async function readHead(path: string, bytes = 4096): Promise<Buffer> {
 
 export async function kindOf(src: SourceFile): Promise<InputKind> {
   if (src.memo?.kind) return src.memo.kind;
-  const kind = detectKind(src.mime, src.bytes ? src.bytes.subarray(0, 4096) : await readHead(src.path));
+  const input = inputOf(src);
+  const kind = detectKind(src.mime, typeof input === 'string' ? await readHead(input) : input.subarray(0, 4096));
   if (!kind) throw NOT_IMAGE();
   if (src.memo) src.memo.kind = kind;
   return kind;
 }
 
 async function readCapped(src: SourceFile, max: number): Promise<Buffer> {
-  if (src.bytes) {
-    if (src.bytes.length > max) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${max} bytes.`);
-    return src.bytes;
+  const input = inputOf(src);
+  if (typeof input !== 'string') {
+    if (input.length > max) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${max} bytes.`);
+    return input;
   }
-  const fh = await open(src.path, 'r');
+  const fh = await open(input, 'r');
   try {
     if ((await fh.stat()).size > max) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${max} bytes.`);
     return await fh.readFile();
@@ -72,7 +81,7 @@ export async function openSource(src: SourceFile, opts: OpenOptions, kind?: Inpu
     return { img, width: rgba.width, height: rgba.height, hasAlpha: channels === 4, kind, format: kind, meta: null };
   }
   // SVG is rendered from sanitised text held in memory, never from its path (no base directory).
-  const input: string | Buffer = kind === 'svg' ? Buffer.from(await readSvg(src)) : (src.bytes ?? src.path);
+  const input: string | Buffer = kind === 'svg' ? Buffer.from(await readSvg(src)) : inputOf(src);
   const meta = src.memo?.meta ?? (await headerOf(input));
   if (src.memo) src.memo.meta = meta;
   checkInputHeader({ width: meta.width, height: meta.pageHeight ?? meta.height });
