@@ -1,4 +1,4 @@
-/** Delivery of a file's original bytes: ETag, ranges, disposition, constant memory streaming. */
+/** Delivery of a file's original bytes: ETag, ranges, disposition; from memory (originals cache) or streamed in constant memory. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { FileRecord } from '../../core/file-record.js';
