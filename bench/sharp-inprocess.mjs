@@ -1,8 +1,12 @@
 // The ceiling: sharp in-process on the same image and settings, `inflight` pipelines at a time,
-// widths 300..399 as in the HTTP runs. Prints images/s and CPU ms per image as JSON.
+// widths 300..399 as in the HTTP runs, reading the JPEG from its file (`file`) or from a buffer
+// read once (`memory`, what a server holding originals in memory can reach). Prints images/s and
+// CPU ms per image as JSON.
+import fs from 'node:fs';
 import sharp from 'sharp';
 
-const [file, format, seconds, inflight] = process.argv.slice(2);
+const [path, format, seconds, inflight, source = 'file'] = process.argv.slice(2);
+const file = source === 'memory' ? fs.readFileSync(path) : path;
 sharp.concurrency(1);
 const encode = (img) => (format === 'webp' ? img.webp({ quality: 80, effort: 4 }) : img.jpeg({ quality: 80, chromaSubsampling: '4:2:0' }));
 let n = 0;
