@@ -72,7 +72,7 @@ const schema = z.object({
   /** CDN: originals kept in memory for raw delivery and decoding (0 = off), and the largest one kept. */
   cdnOriginalsCacheBytes: z.coerce.number().int().min(0),
   cdnOriginalsItemMaxBytes: z.coerce.number().int().min(0),
-  /** Images feature: image pipelines run at once (0 = number of CPUs) and requests allowed to wait for one; beyond: 503. */
+  /** Images feature: image pipelines run at once (0 = two per CPU) and requests allowed to wait for one; beyond: 503. */
   cdnProcessConcurrency: z.coerce.number().int().min(0),
   cdnProcessQueue: z.coerce.number().int().min(0),
   /** Webhook delivery: deadline of one POST (connect, response and the read excerpt). */
