@@ -25,6 +25,7 @@ export function inputOf(src: SourceFile): Buffer | string {
   if (input === null) throw new Error('a source needs a path or its bytes');
   return input;
 }
+
 export interface Opened extends LoadedImage { kind: InputKind; format: string; meta: Metadata | null }
 
 export const NOT_IMAGE = (): AppError => new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
