@@ -12,7 +12,7 @@ import { sendCdnError } from './errors.js';
 import { sendOriginal } from './raw.js';
 import { CdnUrlError, parseCdnPath, type CdnTarget } from './url.js';
 import { FileLookup } from './lookup.js';
-import { originalsFor, type OriginalsCache } from './originals.js';
+import { originalsFor } from './originals.js';
 import { splitDeliveryOps } from './delivery-ops.js';
 
 export type CdnFileHandler = (ctx: AppContext, req: http.IncomingMessage, res: http.ServerResponse, file: FileRecord, target: Extract<CdnTarget, { kind: 'file' }>) => Promise<boolean>;
@@ -23,10 +23,9 @@ export const cdnExtensions: { processed: CdnFileHandler | null; group: CdnGroupH
 
 export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null): http.Server {
   const lookup = new FileLookup(ctx.files.repo);
-  const originals = originalsFor(ctx);
   ctx.files.onRemoved = (uuid) => lookup.invalidate(uuid);
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    handle(ctx, lookup, originals, req, res).catch((err: unknown) => {
+    handle(ctx, lookup, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
       if (err instanceof CdnUrlError) return sendCdnError(res, err.status, err.message);
       if (isAppError(err) && err.status < 500) return sendCdnError(res, err.status, err.message, { ...err.headers });
@@ -38,7 +37,7 @@ export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null): http.
   return tls ? https.createServer(tls, handler) : http.createServer(handler);
 }
 
-async function handle(ctx: AppContext, lookup: FileLookup, originals: OriginalsCache, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(ctx: AppContext, lookup: FileLookup, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (req.method === 'OPTIONS') {
     res.writeHead(204, {
       'access-control-allow-origin': '*',
@@ -59,7 +58,7 @@ async function handle(ctx: AppContext, lookup: FileLookup, originals: OriginalsC
   if (!file) return sendCdnError(res, 404, 'File not found.');
   const delivery = splitDeliveryOps(target.ops);
   if (target.special === null && delivery.rest.length === 0) {
-    return sendOriginal(req, res, originals, file, { filename: target.filename, inline: delivery.inline });
+    return sendOriginal(req, res, originalsFor(ctx), file, { filename: target.filename, inline: delivery.inline });
   }
   if (cdnExtensions.processed && (await cdnExtensions.processed(ctx, req, res, file, target))) return;
   return sendCdnError(res, 400, 'Image operations are not available on this server.');
