@@ -12,14 +12,16 @@ import { openDb } from './db/connect.js';
 import { migrate } from './db/migrations.js';
 import { ProjectRepo } from './db/projects.js';
 import { ProjectService } from './core/projects.js';
-import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB, FileService } from './core/files.js';
-import { enqueue, JobQueue } from './jobs/queue.js';
+import { FileService } from './core/files.js';
+import { JobQueue } from './jobs/queue.js';
+import { schedulePeriodic } from './jobs/periodic.js';
 import { Worker } from './jobs/worker.js';
 import { buildRestServer } from './http/rest/server.js';
 import { buildUploadServer } from './http/upload/server.js';
 import { buildCdnServer } from './http/cdn/server.js';
 import { loadTls } from './http/common/tls.js';
-import { registerFeatures } from './features.js';
+import { createFeatures } from './features.js';
+import type { Feature, RoutePlugin } from './feature.js';
 import { NodeHealth } from './http/common/health.js';
 import { closeRedis, connectRedis } from './throttle/redis-client.js';
 
@@ -50,17 +52,18 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const queue = new JobQueue(db.kysely, db.dialect);
   const worker = new Worker(queue, log, config.jobPollMs, 8);
   const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, queue, worker };
-  registerCoreJobs(ctx);
-  await registerFeatures(ctx);
   await connectRedis(ctx);
+  const features = await createFeatures(ctx);
+  for (const f of features) for (const [kind, handler] of Object.entries(f.jobs ?? {})) worker.register(kind, handler);
+  const routes = (pick: (f: Feature) => RoutePlugin | undefined) => features.map(pick).filter((p): p is RoutePlugin => p !== undefined);
 
   const tls = loadTls(config);
   const health = new NodeHealth(ctx);
   const servers: Array<{ surface: 'rest' | 'upload' | 'cdn'; close: () => Promise<void>; port: () => number; http: http.Server }> = [];
   const ports = { rest: config.restPort, upload: config.uploadPort, cdn: config.cdnPort };
   const fastifyApps: Array<['rest' | 'upload', FastifyInstance]> = [];
-  if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls)]);
-  if (config.only.includes('upload')) fastifyApps.push(['upload', await buildUploadServer(ctx, tls)]);
+  if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls, routes((f) => f.restRoutes))]);
+  if (config.only.includes('upload')) fastifyApps.push(['upload', await buildUploadServer(ctx, tls, routes((f) => f.uploadRoutes))]);
   for (const [surface, app] of fastifyApps) {
     health.attach(app.server);
     await app.listen({ host: config.host, port: ports[surface] });
@@ -68,7 +71,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     servers.push({ surface, close: () => app.close(), port: () => ports[surface], http: app.server });
   }
   if (config.only.includes('cdn')) {
-    const cdn = buildCdnServer(ctx, tls);
+    const cdn = buildCdnServer(ctx, tls, Object.assign({}, ...features.map((f) => f.cdn ?? {})));
     health.attach(cdn);
     await listen(cdn, config.host, config.cdnPort);
     ports.cdn = (cdn.address() as { port: number }).port;
@@ -77,7 +80,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   Object.assign(ctx.bases, baseUrls(config, ports));
 
   worker.start();
-  const sweeper = startExpiryScheduler(ctx);
+  const unschedule = features.flatMap((f) => f.schedules ?? []).map((s) => schedulePeriodic(db.kysely, worker, log, s));
   return {
     ctx,
     urls: { ...ctx.bases },
@@ -87,7 +90,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
      * the same bound, and job leases are handed back so another node picks the work up at once.
      */
     async close() {
-      clearInterval(sweeper);
+      for (const stop of unschedule) stop();
       health.draining = true;
       const deadline = Date.now() + config.shutdownGraceMs;
       const closing = Promise.all(servers.map((s) => s.close()));
@@ -107,41 +110,6 @@ export async function startApp(config: Config, log: Logger = createLogger(config
       blobs.close?.();
     },
   };
-}
-
-function registerCoreJobs(ctx: AppContext): void {
-  ctx.worker.register(BLOB_DELETE_JOB, {
-    run: async (payload) => {
-      const p = payload as { projectId: number; uuid: string; blobKey: string };
-      await ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey);
-    },
-  });
-  ctx.worker.register(EXPIRY_SWEEP_JOB, {
-    leaseMs: 10 * 60 * 1000,
-    run: async () => {
-      const n = await ctx.files.expireUnstored(ctx.config.unstoredTtlMs);
-      if (n > 0) ctx.log.info({ expired: n }, 'expired unstored files');
-    },
-  });
-  // File events (FILE_EVENT_JOB) are consumed by the webhooks feature (src/features/webhooks.ts).
-}
-
-/**
- * Every node proposes a sweep each period under the same unique key; the queue keeps one, so
- * exactly one node runs each period's sweep.
- */
-function startExpiryScheduler(ctx: AppContext): NodeJS.Timeout {
-  const period = ctx.config.expirySweepMs;
-  const propose = () => {
-    const slot = Math.floor(Date.now() / period);
-    enqueue(ctx.db.kysely, { kind: EXPIRY_SWEEP_JOB, payload: { slot }, uniqueKey: `expiry:${period}:${slot}`, maxAttempts: 3 })
-      .then(() => ctx.worker.poke())
-      .catch((err: unknown) => ctx.log.warn({ err }, 'could not schedule expiry sweep'));
-  };
-  propose();
-  const timer = setInterval(propose, period);
-  timer.unref();
-  return timer;
 }
 
 function listen(server: http.Server, host: string, port: number): Promise<void> {

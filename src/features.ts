@@ -1,16 +1,24 @@
 /**
- * Optional capabilities plug in here, in this order. Each registers its job handlers, routes and
- * CDN extensions before the listeners start.
+ * The composition root of features: which features a node runs, in which order, and which
+ * service of one feature another one is handed. Each feature folder's `feature.ts` returns what it
+ * contributes (src/feature.ts); app.ts gives those contributions to the servers and the worker.
  */
 import type { AppContext } from './context.js';
-import type { Feature } from './features/types.js';
-import { imagesFeature } from './features/images.js';
-import { groupsFeature } from './features/groups.js';
-import { uploadsFeature } from './features/uploads.js';
-import { webhooksFeature } from './features/webhooks.js';
+import type { Feature } from './feature.js';
+import { deliveryFeature } from './delivery/feature.js';
+import { filesFeature } from './files/feature.js';
+import { groupsFeature } from './groups/feature.js';
+import { uploadsFeature } from './uploads/feature.js';
+import { webhooksFeature } from './webhooks/feature.js';
 
-export const FEATURES: Feature[] = [imagesFeature, groupsFeature, uploadsFeature, webhooksFeature];
-
-export async function registerFeatures(ctx: AppContext): Promise<void> {
-  for (const f of FEATURES) await f.register?.(ctx);
+export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
+  // Only a node that serves the CDN needs the image pipeline and its cache directory.
+  const delivery = ctx.config.only.includes('cdn') ? await deliveryFeature(ctx) : null;
+  return [
+    filesFeature(ctx),
+    ...(delivery ? [delivery] : []),
+    groupsFeature(ctx, { deliver: delivery?.deliver ?? null }),
+    uploadsFeature(ctx),
+    webhooksFeature(ctx),
+  ];
 }

@@ -1,5 +1,5 @@
 /**
- * CDN group URLs (cdn-url-api.md, wire-reference §3.1), registered as `cdnExtensions.group`:
+ * CDN group URLs (cdn-url-api.md, wire-reference §3.1), contributed by the groups feature:
  *   /<group>~N/                         HTML page listing each file's index, URL and uuid
  *   /<group>~N/nth/<i>/[-/ops/][name]   the i-th file; the group's default_effects apply first
  *   /<group>~N/archive/zip|tar/[name]   the original files as one streamed archive
@@ -10,19 +10,15 @@ import type { FileRecord } from '../../core/file-record.js';
 import { effectsSegments } from '../../groups/file-ref.js';
 import { groupId, type GroupService } from '../../groups/service.js';
 import type { GroupRecord } from '../../groups/repo.js';
-import { splitDeliveryOps } from './delivery-ops.js';
 import { sendCdnError } from './errors.js';
-import { renderProcessed } from './group-render.js';
-import { sendOriginal } from './raw.js';
-import { originalsFor } from './originals.js';
-import { cdnExtensions, type CdnGroupHandler } from './server.js';
-import type { CdnTarget } from './url.js';
+import type { CdnHandlers, FileTarget, GroupTarget } from './server.js';
 import { sendArchive } from './archive.js';
 
-type GroupTarget = Extract<CdnTarget, { kind: 'group' }>;
+/** Delivers one stored file as the CDN does for a file URL (original or processed). */
+export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget) => Promise<void>;
 
-export function groupCdnHandler(groups: GroupService): CdnGroupHandler {
-  return async (ctx, req, res, target) => {
+export function groupCdnHandler(ctx: AppContext, groups: GroupService, deliver: DeliverFile): CdnHandlers['group'] {
+  return async (req, res, target) => {
     const g = await groups.find(null, target.groupId);
     if (!g) return sendCdnError(res, 404, 'Group not found.');
     const [head, arg, ...rest] = target.rest;
@@ -30,7 +26,7 @@ export function groupCdnHandler(groups: GroupService): CdnGroupHandler {
       if (target.filename !== null) return sendCdnError(res, 404, 'Not found.');
       return sendListing(ctx, res, g, groups);
     }
-    if (head === 'nth' && arg !== undefined) return sendNth(ctx, req, res, g, groups, arg, rest, target);
+    if (head === 'nth' && arg !== undefined) return sendNth(ctx, req, res, g, groups, deliver, arg, rest, target);
     if (head === 'archive' && (arg === 'zip' || arg === 'tar') && rest.length === 0) {
       const entries = await groups.entries(g);
       return sendArchive(req, res, ctx.blobs, entries.map((e) => e.file), {
@@ -43,7 +39,7 @@ export function groupCdnHandler(groups: GroupService): CdnGroupHandler {
   };
 }
 
-async function sendNth(ctx: AppContext, req: IncomingMessage, res: ServerResponse, g: GroupRecord, groups: GroupService, arg: string, urlOps: string[], target: GroupTarget): Promise<void> {
+async function sendNth(ctx: AppContext, req: IncomingMessage, res: ServerResponse, g: GroupRecord, groups: GroupService, deliver: DeliverFile, arg: string, urlOps: string[], target: GroupTarget): Promise<void> {
   if (!/^\d{1,4}$/.test(arg) || Number(arg) >= g.filesCount) return sendCdnError(res, 404, 'No file with this index in the group.');
   if (urlOps.length > 0 && urlOps[0] !== '-') return sendCdnError(res, 400, 'Operations after nth/<i>/ must start with "-/".');
   const member = await groups.repo.member(g.uuid, Number(arg));
@@ -51,11 +47,7 @@ async function sendNth(ctx: AppContext, req: IncomingMessage, res: ServerRespons
   if (!member || !file) return sendCdnError(res, 404, 'File not found.');
   // The group's own operations first, then the URL's (spec: "applied first").
   const ops = [...effectsSegments(member.effects), ...urlOps];
-  const delivery = splitDeliveryOps(ops);
-  if (delivery.rest.length === 0) return sendOriginal(req, res, originalsFor(ctx), file, { filename: target.filename, inline: delivery.inline });
-  const synthetic = { kind: 'file' as const, uuid: file.uuid, ops, filename: target.filename, special: null };
-  if (cdnExtensions.processed && (await cdnExtensions.processed(ctx, req, res, file, synthetic))) return;
-  return renderProcessed(ctx, req, res, file, ops);
+  return deliver(req, res, file, { kind: 'file', uuid: file.uuid, ops, filename: target.filename, special: null });
 }
 
 async function deliverable(ctx: AppContext, uuid: string): Promise<FileRecord | null> {

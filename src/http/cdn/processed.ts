@@ -11,8 +11,7 @@ import { AppError } from '../../core/errors.js';
 import type { FileRecord } from '../../core/file-record.js';
 import { parsePlan, type Plan } from '../../media/plan.js';
 import { imageJson, negotiateFormat, render, type RenderSource } from '../../media/render.js';
-import type { CdnFileHandler } from './server.js';
-import type { CdnTarget } from './url.js';
+import type { FileTarget } from './server.js';
 import { sendCdnError } from './errors.js';
 import { IMMUTABLE, contentDisposition, notModified, parseRange } from './headers.js';
 import { ResultCache, cacheKey, type CacheHit, type ResultMeta } from './result-cache.js';
@@ -22,14 +21,15 @@ import { SharedResults } from '../../blobs/shared-results.js';
 import { deploymentPrefix } from '../../throttle/redis.js';
 import { redisClient } from '../../throttle/redis-client.js';
 
-type FileTarget = Extract<CdnTarget, { kind: 'file' }>;
 interface Produced { meta: ResultMeta; body: Buffer; remote?: boolean }
 
 const EXPOSE = 'Content-Length, Etag, X-Image-Width, X-Image-Height, X-Image-Acceptable-Original, X-Image-Acceptable-Improved, X-Stowage-Cache';
 const JSON_CACHE = 'public, max-age=86400';
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif', svg: 'svg', mp4: 'mp4', webm: 'webm' };
 
-export async function createProcessedHandler(ctx: AppContext): Promise<CdnFileHandler> {
+export type ProcessedHandler = (req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget) => Promise<void>;
+
+export async function createProcessedHandler(ctx: AppContext): Promise<ProcessedHandler> {
   const cfg = ctx.config;
   const cpus = os.availableParallelism();
   // One libvips thread per pipeline (no pipeline pays for thread hand-offs; measured in bench/:
@@ -43,7 +43,7 @@ export async function createProcessedHandler(ctx: AppContext): Promise<CdnFileHa
   // Object storage: results shared by all nodes, one render per key across nodes (src/blobs/shared-results.ts).
   const shared = ctx.blobs.localPath ? null : new SharedResults<ResultMeta>(ctx.blobs, redisClient(ctx), deploymentPrefix(ctx), ctx.log);
 
-  return async function processed(_ctx, req, res, file, target) {
+  return async function processed(req, res, file, target) {
     const plan = parsePlan(target.special ? [target.special, ...target.ops] : target.ops);
     if (!file.isImage) throw new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
     const negotiated = plan.info ? 'json' : (negotiateFormat(plan, req.headers.accept) ?? '');
@@ -53,7 +53,7 @@ export async function createProcessedHandler(ctx: AppContext): Promise<CdnFileHa
     if (notModified(req, etag)) {
       res.writeHead(304, { etag, 'cache-control': plan.info ? JSON_CACHE : IMMUTABLE, 'access-control-allow-origin': '*', ...(vary && { vary: 'Accept' }) });
       res.end();
-      return true;
+      return;
     }
     let state: 'hit' | 'miss' | 'shared' | 'remote' = 'hit';
     let hit: CacheHit | Produced | null = await cache.get(key);
@@ -70,7 +70,6 @@ export async function createProcessedHandler(ctx: AppContext): Promise<CdnFileHa
     if (rest && 'kind' in hit && hit.kind === 'file') {
       await pipeline(ResultCache.stream(hit, rest[0], rest[1]), res).catch(() => res.destroy());
     }
-    return true;
   };
 }
 

@@ -1,34 +1,29 @@
 /**
  * The CDN surface on plain node:http: it is the hot path, so no framework sits between the socket
- * and the bytes. URL -> target -> (file lookup) -> original or processed delivery.
+ * and the bytes. URL -> target -> the handler a feature contributed for files or for groups.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
-import type { FileRecord } from '../../core/file-record.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { sendCdnError } from './errors.js';
-import { sendOriginal } from './raw.js';
 import { CdnUrlError, parseCdnPath, type CdnTarget } from './url.js';
-import { FileLookup } from './lookup.js';
-import { originalsFor } from './originals.js';
-import { splitDeliveryOps } from './delivery-ops.js';
 
-export type CdnFileHandler = (ctx: AppContext, req: http.IncomingMessage, res: http.ServerResponse, file: FileRecord, target: Extract<CdnTarget, { kind: 'file' }>) => Promise<boolean>;
-export type CdnGroupHandler = (ctx: AppContext, req: http.IncomingMessage, res: http.ServerResponse, target: Extract<CdnTarget, { kind: 'group' }>) => Promise<void>;
+export type FileTarget = Extract<CdnTarget, { kind: 'file' }>;
+export type GroupTarget = Extract<CdnTarget, { kind: 'group' }>;
 
-/** Extension points: image processing and groups register here. */
-export const cdnExtensions: { processed: CdnFileHandler | null; group: CdnGroupHandler | null } = { processed: null, group: null };
+/** What features answer: file URLs (the delivery feature) and group URLs (the groups feature). */
+export interface CdnHandlers {
+  file(req: http.IncomingMessage, res: http.ServerResponse, target: FileTarget): Promise<void>;
+  group(req: http.IncomingMessage, res: http.ServerResponse, target: GroupTarget): Promise<void>;
+}
 
-export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null): http.Server {
-  const lookup = new FileLookup(ctx.files.repo);
-  ctx.files.onRemoved = (uuid) => lookup.invalidate(uuid);
+export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handlers: Partial<CdnHandlers>): http.Server {
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    handle(ctx, lookup, req, res).catch((err: unknown) => {
+    handle(handlers, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
       if (err instanceof CdnUrlError) return sendCdnError(res, err.status, err.message);
-      if (isAppError(err) && err.status < 500) return sendCdnError(res, err.status, err.message, { ...err.headers });
       if (isAppError(err)) return sendCdnError(res, err.status, err.message, { ...err.headers });
       ctx.log.error({ err, url: req.url }, 'CDN request failed');
       sendCdnError(res, 500, 'Internal error.');
@@ -37,7 +32,7 @@ export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null): http.
   return tls ? https.createServer(tls, handler) : http.createServer(handler);
 }
 
-async function handle(ctx: AppContext, lookup: FileLookup, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(handlers: Partial<CdnHandlers>, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   if (req.method === 'OPTIONS') {
     res.writeHead(204, {
       'access-control-allow-origin': '*',
@@ -51,15 +46,9 @@ async function handle(ctx: AppContext, lookup: FileLookup, req: http.IncomingMes
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const target = parseCdnPath(path);
   if (target.kind === 'group') {
-    if (!cdnExtensions.group) return sendCdnError(res, 404, 'Not found.');
-    return cdnExtensions.group(ctx, req, res, target);
+    if (!handlers.group) return sendCdnError(res, 404, 'Not found.');
+    return handlers.group(req, res, target);
   }
-  const file = await lookup.get(target.uuid);
-  if (!file) return sendCdnError(res, 404, 'File not found.');
-  const delivery = splitDeliveryOps(target.ops);
-  if (target.special === null && delivery.rest.length === 0) {
-    return sendOriginal(req, res, originalsFor(ctx), file, { filename: target.filename, inline: delivery.inline });
-  }
-  if (cdnExtensions.processed && (await cdnExtensions.processed(ctx, req, res, file, target))) return;
-  return sendCdnError(res, 400, 'Image operations are not available on this server.');
+  if (!handlers.file) return sendCdnError(res, 404, 'File not found.');
+  return handlers.file(req, res, target);
 }

@@ -8,10 +8,7 @@ import { verifyRestAuth } from '../../auth/rest-signature.js';
 import type { AppContext } from '../../context.js';
 import { rawBody, sendJson } from '../common/json.js';
 import { isSecure, proxyMatcher } from '../common/trust.js';
-import { FEATURES } from '../../features.js';
-import { fileRoutes } from './files.js';
-import { metadataRoutes } from './metadata.js';
-import { projectRoutes } from './project.js';
+import type { RoutePlugin } from '../../feature.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { restLimiter, throttleRest } from '../../throttle/http.js';
 
@@ -25,7 +22,8 @@ const NEUTRAL_ACCEPT = 'application/vnd.svc-v0.7+json';
 const SDK_ACCEPT = 'application/vnd.uploadcare-v0.7+json';
 const NOT_ACCEPTABLE = 'Incorrect Accept header provided. Make sure to specify API version. Refer to REST API docs for details.';
 
-export async function buildRestServer(ctx: AppContext, https: HttpsOptions | null): Promise<FastifyInstance> {
+/** `routes`: the REST routes every feature contributes; they run after authentication. */
+export async function buildRestServer(ctx: AppContext, https: HttpsOptions | null, routes: RoutePlugin[]): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024, ...(https ? { https } : {}) });
   const trusted = proxyMatcher(ctx.config.trustedProxies);
   app.decorateRequest('projectId', 0);
@@ -84,10 +82,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     return sendJson(reply, 500, { detail: 'Internal server error.' });
   });
 
-  await app.register(fileRoutes(ctx));
-  await app.register(metadataRoutes(ctx));
-  await app.register(projectRoutes(ctx));
-  for (const feature of FEATURES) if (feature.restRoutes) await app.register(feature.restRoutes(ctx));
+  for (const plugin of routes) await app.register(plugin);
   return app;
 }
 

@@ -12,6 +12,7 @@ import type { StagedBlob } from '../../core/files.js';
 import { isAppError } from '../../core/errors.js';
 import { authorizeUpload } from './credentials.js';
 import { uploadError } from './errors.js';
+import { MAX_FILES_PER_REQUEST } from './limits.js';
 import { sendJson } from '../common/json.js';
 import { checkNoNulls, metadataFields, queryParams, requireProject, storeChoice, type Params } from './params.js';
 
@@ -21,7 +22,6 @@ interface StagedPart {
   staged: StagedBlob;
 }
 
-export const MAX_FILES_PER_REQUEST = 100;
 
 const tooLarge = () => uploadError(400, 'FileSizeLimitExceededError', 'File is too large.');
 

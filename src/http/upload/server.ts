@@ -3,18 +3,18 @@
  * renderer (plain text or `jsonerrors`), and one plugin per endpoint.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { FEATURES } from '../../features.js';
+import type { RoutePlugin } from '../../feature.js';
 import multipart from '@fastify/multipart';
 import { AppError, isAppError } from '../../core/errors.js';
 import type { AppContext } from '../../context.js';
 import type { HttpsOptions } from '../common/tls.js';
-import { baseRoute, MAX_FILES_PER_REQUEST } from './base.js';
-import { infoRoute } from './info.js';
+import { MAX_FILES_PER_REQUEST } from './limits.js';
 import { renderUploadError, uploadError } from './errors.js';
 import { throttleUpload, uploadLimiter } from '../../throttle/http.js';
 
 
-export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | null): Promise<FastifyInstance> {
+/** `routes`: the Upload API routes every feature contributes. */
+export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | null, routes: RoutePlugin[]): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
     bodyLimit: 1024 * 1024,
@@ -61,8 +61,6 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
     return renderUploadError(req, reply, uploadError(500, 'UploadAPIError', 'Internal error.'));
   });
 
-  await app.register(baseRoute(ctx));
-  await app.register(infoRoute(ctx));
-  for (const feature of FEATURES) if (feature.uploadRoutes) await app.register(feature.uploadRoutes(ctx));
+  for (const plugin of routes) await app.register(plugin);
   return app;
 }

@@ -1,0 +1,24 @@
+/**
+ * What a feature contributes to a node. A feature is a folder (src/files, src/groups, …) whose
+ * `feature.ts` builds its services and RETURNS this object; app.ts hands the pieces to the three
+ * servers and the job worker. Nothing is registered by mutating a server module.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { CdnHandlers } from './http/cdn/server.js';
+import type { JobHandler } from './jobs/worker.js';
+import type { PeriodicSchedule } from './jobs/periodic.js';
+
+/** A Fastify plugin adding routes to one surface (REST routes run after authentication). */
+export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
+
+export interface Feature {
+  name: string;
+  restRoutes?: RoutePlugin;
+  uploadRoutes?: RoutePlugin;
+  /** CDN requests of one kind (file or group) this feature answers. */
+  cdn?: Partial<CdnHandlers>;
+  /** Job kinds this feature runs, each with its handler. */
+  jobs?: Record<string, JobHandler>;
+  /** Jobs proposed once per period by every node; the queue keeps one per period. */
+  schedules?: PeriodicSchedule[];
+}

@@ -1,0 +1,43 @@
+/**
+ * Files: REST files, metadata and project; Upload /base/ and /info/; reclaiming the bytes of
+ * removed files and expiring unstored ones.
+ */
+import type { AppContext } from '../context.js';
+import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB } from '../core/files.js';
+import type { Feature } from '../feature.js';
+import { fileRoutes } from '../http/rest/files.js';
+import { metadataRoutes } from '../http/rest/metadata.js';
+import { projectRoutes } from '../http/rest/project.js';
+import { baseRoute } from '../http/upload/base.js';
+import { infoRoute } from '../http/upload/info.js';
+
+export function filesFeature(ctx: AppContext): Feature {
+  return {
+    name: 'files',
+    restRoutes: async (app) => {
+      await app.register(fileRoutes(ctx));
+      await app.register(metadataRoutes(ctx));
+      await app.register(projectRoutes(ctx));
+    },
+    uploadRoutes: async (app) => {
+      await app.register(baseRoute(ctx));
+      await app.register(infoRoute(ctx));
+    },
+    jobs: {
+      [BLOB_DELETE_JOB]: {
+        run: async (payload) => {
+          const p = payload as { projectId: number; uuid: string; blobKey: string };
+          await ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey);
+        },
+      },
+      [EXPIRY_SWEEP_JOB]: {
+        leaseMs: 10 * 60 * 1000,
+        run: async () => {
+          const n = await ctx.files.expireUnstored(ctx.config.unstoredTtlMs);
+          if (n > 0) ctx.log.info({ expired: n }, 'expired unstored files');
+        },
+      },
+    },
+    schedules: [{ kind: EXPIRY_SWEEP_JOB, periodMs: ctx.config.expirySweepMs, keyOf: (slot) => `expiry:${ctx.config.expirySweepMs}:${slot}` }],
+  };
+}

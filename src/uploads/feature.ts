@@ -1,0 +1,48 @@
+/** More upload paths: multipart and from_url (throttling hooks live in src/throttle, wired by the servers). */
+import type { AppContext } from '../context.js';
+import type { Feature } from '../feature.js';
+import { OutboundClient } from '../net/outbound.js';
+import { fromUrlRoutes } from '../http/upload/from-url.js';
+import { multipartRoutes } from '../http/upload/multipart.js';
+import { multipartPartRoute } from '../http/upload/multipart-part.js';
+import { fetchJob } from './from-url/fetch-job.js';
+import { FROM_URL_FETCH_JOB, FROM_URL_FORGET_JOB, FromUrlTasks } from './from-url/tasks.js';
+import { BlobPartStore } from './multipart/part-store.js';
+import { S3PartStore } from './multipart/s3-part-store.js';
+import { MULTIPART_EXPIRE_JOB, MultipartService } from './multipart/service.js';
+import { serverSecret } from './server-secret.js';
+
+export function uploadsFeature(ctx: AppContext): Feature {
+  // Object storage with presigned multipart: parts go straight to the bucket (multipart/s3-part-store.ts).
+  const partStore = ctx.blobs.multipart
+    ? new S3PartStore(ctx.blobs, ctx.blobs.multipart)
+    : new BlobPartStore(ctx.blobs, () => ctx.bases.upload, () => serverSecret(ctx.db.kysely, 'multipart-part-url'));
+  const multipart = new MultipartService(ctx, partStore);
+  const tasks = new FromUrlTasks(ctx.db.kysely);
+  const client = new OutboundClient({
+    allowCidrs: ctx.config.outboundAllow,
+    timeoutMs: ctx.config.fromUrlTimeoutMs,
+    idleTimeoutMs: 60_000,
+    maxBytes: ctx.config.maxUploadBytes,
+    maxRedirects: 10,
+    userAgent: 'Stowage-from_url',
+  });
+  return {
+    name: 'uploads',
+    uploadRoutes: async (app) => {
+      await app.register(multipartRoutes(ctx, multipart));
+      await app.register(multipartPartRoute(ctx, multipart));
+      await app.register(fromUrlRoutes(ctx, tasks, client));
+    },
+    jobs: {
+      [MULTIPART_EXPIRE_JOB]: {
+        run: async (payload) => {
+          const p = payload as { uuid: string; parts: number };
+          await multipart.expire(p.uuid, p.parts);
+        },
+      },
+      [FROM_URL_FETCH_JOB]: fetchJob(ctx, tasks, client),
+      [FROM_URL_FORGET_JOB]: { run: async (payload) => tasks.forget((payload as { token: string }).token) },
+    },
+  };
+}
