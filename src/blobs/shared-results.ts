@@ -1,7 +1,7 @@
 /**
  * Processed CDN results shared by every node through object storage, with a short Redis lock so
  * the same render is not run by every node at once. Each node keeps its own memory/disk cache in
- * front (src/http/cdn/result-cache.ts); this is the tier behind it, used only when blobs live in
+ * front (src/delivery/result-cache.ts); this is the tier behind it, used only when blobs live in
  * object storage (with a shared data dir the disk cache is already shared).
  *
  * Objects: `cache/<k0k1>/<key>` = 4-byte big-endian meta length, meta JSON, body (the disk

@@ -1,6 +1,6 @@
 /**
  * CDN file delivery: the row (briefly cached), then the original bytes or a processed rendition
- * (result cache, bounded work queue: src/http/cdn/processed.ts). Group members (`nth`) are
+ * (result cache, bounded work queue: src/delivery/processed.ts). Group members (`nth`) are
  * delivered through the same `deliver` function, which app.ts hands to the groups feature.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -8,11 +8,11 @@ import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { Feature } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
-import { splitDeliveryOps } from '../http/cdn/delivery-ops.js';
-import { FileLookup } from '../http/cdn/lookup.js';
-import { originalsFor } from '../http/cdn/originals.js';
-import { createProcessedHandler } from '../http/cdn/processed.js';
-import { sendOriginal } from '../http/cdn/raw.js';
+import { splitDeliveryOps } from './delivery-ops.js';
+import { FileLookup } from './lookup.js';
+import { originalsFor } from './originals.js';
+import { createProcessedHandler } from './processed.js';
+import { sendOriginal } from './raw.js';
 import type { FileTarget } from '../http/cdn/server.js';
 
 export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget) => Promise<void>;

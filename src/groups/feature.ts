@@ -5,7 +5,7 @@
  */
 import type { AppContext } from '../context.js';
 import type { Feature } from '../feature.js';
-import { groupCdnHandler, type DeliverFile } from '../http/cdn/group.js';
+import { groupCdnHandler, type DeliverFile } from './cdn.js';
 import { copyRoutes } from '../http/rest/copies.js';
 import { groupRestRoutes } from '../http/rest/groups.js';
 import { groupRoutes } from '../http/upload/group.js';

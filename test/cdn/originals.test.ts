@@ -1,5 +1,5 @@
 /**
- * The originals cache (src/http/cdn/originals.ts): raw delivery and decoding read originals from
+ * The originals cache (src/delivery/originals.ts): raw delivery and decoding read originals from
  * memory. Whether a response came from memory or from the store is told by replacing the stored
  * bytes behind the server's back: memory still answers with the old bytes, the store with the new.
  */

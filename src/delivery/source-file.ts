@@ -10,9 +10,9 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { AppContext } from '../../context.js';
-import type { FileRecord } from '../../core/file-record.js';
-import type { SourceMemo } from '../../media/operations/source.js';
+import type { AppContext } from '../context.js';
+import type { FileRecord } from '../core/file-record.js';
+import type { SourceMemo } from '../media/operations/source.js';
 import { originalsFor } from './originals.js';
 
 export interface LocalSource {

@@ -3,7 +3,7 @@
  * requests wait for a slot. Beyond that the CDN answers 503 with Retry-After instead of letting
  * memory grow with queued decodes.
  */
-import { AppError } from '../../core/errors.js';
+import { AppError } from '../core/errors.js';
 
 export class WorkQueue {
   private running = 0;

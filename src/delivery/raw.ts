@@ -1,9 +1,9 @@
 /** Delivery of a file's original bytes: ETag, ranges, disposition; from memory (originals cache) or streamed in constant memory. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { FileRecord } from '../../core/file-record.js';
-import { sendCdnError } from './errors.js';
-import { contentDisposition, IMMUTABLE, notModified, parseRange } from './headers.js';
+import type { FileRecord } from '../core/file-record.js';
+import { sendCdnError } from '../http/cdn/errors.js';
+import { contentDisposition, IMMUTABLE, notModified, parseRange } from '../http/cdn/headers.js';
 import type { OriginalsCache } from './originals.js';
 /** Last-Modified text per upload time: Date formatting is measurable on the hot path. */
 const httpDates = new Map<number, string>();

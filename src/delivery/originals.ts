@@ -9,9 +9,9 @@
  * bytes being read for distinct keys at once are bounded too (by the cache's size): past that
  * bound a request is told to stream instead, so many cold files at once cannot grow memory.
  */
-import type { AppContext } from '../../context.js';
-import type { BlobStore } from '../../blobs/store.js';
-import type { SourceMemo } from '../../media/operations/source.js';
+import type { AppContext } from '../context.js';
+import type { BlobStore } from '../blobs/store.js';
+import type { SourceMemo } from '../media/operations/source.js';
 
 export interface Original {
   bytes: Buffer;

@@ -2,8 +2,8 @@
  * File rows for the CDN, cached briefly: delivery is the hottest path and a row changes only when
  * the file is removed, which this process invalidates at once (other nodes within `ttlMs`).
  */
-import type { FileRepo } from '../../db/files.js';
-import type { FileRecord } from '../../core/file-record.js';
+import type { FileRepo } from '../db/files.js';
+import type { FileRecord } from '../core/file-record.js';
 
 export class FileLookup {
   private readonly cache = new Map<string, { file: FileRecord | null; at: number }>();

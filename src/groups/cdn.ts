@@ -5,13 +5,13 @@
  *   /<group>~N/archive/zip|tar/[name]   the original files as one streamed archive
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AppContext } from '../../context.js';
-import type { FileRecord } from '../../core/file-record.js';
-import { effectsSegments } from '../../groups/file-ref.js';
-import { groupId, type GroupService } from '../../groups/service.js';
-import type { GroupRecord } from '../../groups/repo.js';
-import { sendCdnError } from './errors.js';
-import type { CdnHandlers, FileTarget, GroupTarget } from './server.js';
+import type { AppContext } from '../context.js';
+import type { FileRecord } from '../core/file-record.js';
+import { effectsSegments } from './file-ref.js';
+import { groupId, type GroupService } from './service.js';
+import type { GroupRecord } from './repo.js';
+import { sendCdnError } from '../http/cdn/errors.js';
+import type { CdnHandlers, FileTarget, GroupTarget } from '../http/cdn/server.js';
 import { sendArchive } from './archive.js';
 
 /** Delivers one stored file as the CDN does for a file URL (original or processed). */

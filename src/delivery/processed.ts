@@ -6,20 +6,20 @@ import os from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
-import type { AppContext } from '../../context.js';
-import { AppError } from '../../core/errors.js';
-import type { FileRecord } from '../../core/file-record.js';
-import { parsePlan, type Plan } from '../../media/plan.js';
-import { imageJson, negotiateFormat, render, type RenderSource } from '../../media/render.js';
-import type { FileTarget } from './server.js';
-import { sendCdnError } from './errors.js';
-import { IMMUTABLE, contentDisposition, notModified, parseRange } from './headers.js';
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import type { FileRecord } from '../core/file-record.js';
+import { parsePlan, type Plan } from '../media/plan.js';
+import { imageJson, negotiateFormat, render, type RenderSource } from '../media/render.js';
+import type { FileTarget } from '../http/cdn/server.js';
+import { sendCdnError } from '../http/cdn/errors.js';
+import { IMMUTABLE, contentDisposition, notModified, parseRange } from '../http/cdn/headers.js';
 import { ResultCache, cacheKey, type CacheHit, type ResultMeta } from './result-cache.js';
 import { SingleFlight, WorkQueue } from './work-queue.js';
 import { openSource as openBlob, type LocalSource } from './source-file.js';
-import { SharedResults } from '../../blobs/shared-results.js';
-import { deploymentPrefix } from '../../throttle/redis.js';
-import { redisClient } from '../../throttle/redis-client.js';
+import { SharedResults } from '../blobs/shared-results.js';
+import { deploymentPrefix } from '../throttle/redis.js';
+import { redisClient } from '../throttle/redis-client.js';
 
 interface Produced { meta: ResultMeta; body: Buffer; remote?: boolean }
 

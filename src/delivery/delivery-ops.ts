@@ -2,7 +2,7 @@
  * Operations that do not touch the bytes: `-/inline/yes|no/` and library tags `-/@clib/…/` (which
  * the upload widget appends and which are ignored). Anything else is an image operation.
  */
-import { CdnUrlError } from './url.js';
+import { CdnUrlError } from '../http/cdn/url.js';
 
 export interface DeliveryOps {
   inline: boolean | null;

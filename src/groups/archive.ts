@@ -8,10 +8,10 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import yazl from 'yazl';
-import type { BlobStore } from '../../blobs/store.js';
-import type { FileRecord } from '../../core/file-record.js';
-import { AppError } from '../../core/errors.js';
-import { contentDisposition } from './headers.js';
+import type { BlobStore } from '../blobs/store.js';
+import type { FileRecord } from '../core/file-record.js';
+import { AppError } from '../core/errors.js';
+import { contentDisposition } from '../http/cdn/headers.js';
 
 export type ArchiveFormat = 'zip' | 'tar';
 
