@@ -12,7 +12,7 @@ import { openDb } from './db/connect.js';
 import { migrate } from './db/migrations.js';
 import { ProjectRepo } from './db/projects.js';
 import { ProjectService } from './core/projects.js';
-import { FileService } from './core/files.js';
+import { FileService } from './files/service.js';
 import { JobQueue } from './jobs/queue.js';
 import { schedulePeriodic } from './jobs/periodic.js';
 import { Worker } from './jobs/worker.js';

@@ -3,11 +3,11 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
 import type { BlobStore } from './blobs/store.js';
-import type { FileService } from './core/files.js';
+import type { FileService } from './files/service.js';
 import type { ProjectService } from './core/projects.js';
 import type { JobQueue } from './jobs/queue.js';
 import type { Worker } from './jobs/worker.js';
-import type { UrlBases } from './http/wire/file-json.js';
+import type { UrlBases } from './core/file-json.js';
 
 export interface AppContext {
   config: Config;

@@ -2,7 +2,7 @@
  * File rows for the CDN, cached briefly: delivery is the hottest path and a row changes only when
  * the file is removed, which this process invalidates at once (other nodes within `ttlMs`).
  */
-import type { FileRepo } from '../db/files.js';
+import type { FileRepo } from '../files/repo.js';
 import type { FileRecord } from '../core/file-record.js';
 
 export class FileLookup {

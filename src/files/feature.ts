@@ -3,13 +3,13 @@
  * removed files and expiring unstored ones.
  */
 import type { AppContext } from '../context.js';
-import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB } from '../core/files.js';
+import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB } from './service.js';
 import type { Feature } from '../feature.js';
-import { fileRoutes } from '../http/rest/files.js';
-import { metadataRoutes } from '../http/rest/metadata.js';
-import { projectRoutes } from '../http/rest/project.js';
-import { baseRoute } from '../http/upload/base.js';
-import { infoRoute } from '../http/upload/info.js';
+import { fileRoutes } from './rest-files.js';
+import { metadataRoutes } from './rest-metadata.js';
+import { projectRoutes } from './rest-project.js';
+import { baseRoute } from './upload-base.js';
+import { infoRoute } from './upload-info.js';
 
 export function filesFeature(ctx: AppContext): Feature {
   return {

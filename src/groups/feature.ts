@@ -6,9 +6,9 @@
 import type { AppContext } from '../context.js';
 import type { Feature } from '../feature.js';
 import { groupCdnHandler, type DeliverFile } from './cdn.js';
-import { copyRoutes } from '../http/rest/copies.js';
-import { groupRestRoutes } from '../http/rest/groups.js';
-import { groupRoutes } from '../http/upload/group.js';
+import { copyRoutes } from '../copies/rest.js';
+import { groupRestRoutes } from './rest.js';
+import { groupRoutes } from './upload.js';
 import { GroupService } from './service.js';
 
 /** `deliver` is the CDN's file delivery, present on nodes that serve the CDN. */

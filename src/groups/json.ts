@@ -1,6 +1,6 @@
 /** Wire shapes of a group: the Upload API's (wire-reference §1.9) and the REST API's (§2.8). */
-import type { UrlBases } from '../http/wire/file-json.js';
-import { restFileJson, uploadInfoJson } from '../http/wire/file-json.js';
+import type { UrlBases } from '../core/file-json.js';
+import { restFileJson, uploadInfoJson } from '../core/file-json.js';
 import { formatUs } from '../core/time.js';
 import type { GroupRecord } from './repo.js';
 import { groupId, type GroupEntry } from './service.js';

@@ -2,9 +2,9 @@
 import type { AppContext } from '../context.js';
 import type { Feature } from '../feature.js';
 import { OutboundClient } from '../net/outbound.js';
-import { fromUrlRoutes } from '../http/upload/from-url.js';
-import { multipartRoutes } from '../http/upload/multipart.js';
-import { multipartPartRoute } from '../http/upload/multipart-part.js';
+import { fromUrlRoutes } from './upload-from-url.js';
+import { multipartRoutes } from './upload-multipart.js';
+import { multipartPartRoute } from './upload-multipart-part.js';
 import { fetchJob } from './from-url/fetch-job.js';
 import { FROM_URL_FETCH_JOB, FROM_URL_FORGET_JOB, FromUrlTasks } from './from-url/tasks.js';
 import { BlobPartStore } from './multipart/part-store.js';

@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import { uploadError } from '../http/upload/errors.js';
 import { checkNoNulls, queryParams, type Params } from '../http/upload/params.js';
-import { mapMultipartError } from '../http/upload/base.js';
+import { mapMultipartError } from '../files/upload-base.js';
 
 export async function requestParams(req: FastifyRequest): Promise<Params> {
   const params = queryParams(req.query);

@@ -2,7 +2,7 @@
 import type { AppContext } from '../context.js';
 import { FILE_EVENT_JOB } from '../core/events.js';
 import type { Feature } from '../feature.js';
-import { webhookRoutes } from '../http/rest/webhooks.js';
+import { webhookRoutes } from './rest.js';
 import { DELIVERY_JOB, fanOutHandler } from './dispatch.js';
 import { deliveryHandler } from './deliver.js';
 import { PRUNE_JOB, pruneHandler, PRUNE_PERIOD_MS } from './maintenance.js';

@@ -6,7 +6,7 @@
 import type { FileEvent } from '../core/events.js';
 import type { FileRecord } from '../core/file-record.js';
 import { formatUs } from '../core/time.js';
-import { restFileJson, type UrlBases } from '../http/wire/file-json.js';
+import { restFileJson, type UrlBases } from '../core/file-json.js';
 import type { Subscription } from './repo.js';
 
 export interface PayloadInput {

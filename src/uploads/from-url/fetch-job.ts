@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
 import { apiInitiator } from '../../core/events.js';
-import { FileService } from '../../core/files.js';
+import { FileService } from '../../files/service.js';
 import { nowUs } from '../../core/time.js';
 import type { ClaimedJob } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';

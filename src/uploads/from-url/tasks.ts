@@ -9,7 +9,7 @@ import type { FromUrlTasksTable } from '../../db/tables/uploads.js';
 import { enqueue } from '../../jobs/queue.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
-import type { StoreChoice } from '../../core/files.js';
+import type { StoreChoice } from '../../files/service.js';
 
 export const FROM_URL_FETCH_JOB = 'from_url.fetch';
 export const FROM_URL_FORGET_JOB = 'from_url.forget';

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobStore, PresignedMultipart, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
-import { FileService } from '../../core/files.js';
+import { FileService } from '../../files/service.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
 
 export class S3PartStore implements MultipartStore {

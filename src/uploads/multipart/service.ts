@@ -7,7 +7,7 @@
 import type { Selectable } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { apiInitiator } from '../../core/events.js';
-import { FileService, type StoreChoice } from '../../core/files.js';
+import { FileService, type StoreChoice } from '../../files/service.js';
 import type { FileRecord } from '../../core/file-record.js';
 import type { ProjectRow } from '../../core/projects.js';
 import { newUuid } from '../../core/ids.js';

@@ -1,9 +1,9 @@
 /** REST: file metadata (spec "File metadata"), with the key/value limits enforced by core. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
-import { apiInitiator } from '../../core/events.js';
-import type { AppContext } from '../../context.js';
-import { jsonBody, sendJson } from '../common/json.js';
+import { AppError } from '../core/errors.js';
+import { apiInitiator } from '../core/events.js';
+import type { AppContext } from '../context.js';
+import { jsonBody, sendJson } from '../http/common/json.js';
 
 export function metadataRoutes(ctx: AppContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {

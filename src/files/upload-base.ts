@@ -6,15 +6,15 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MultipartFile } from '@fastify/multipart';
-import type { AppContext } from '../../context.js';
-import { apiInitiator } from '../../core/events.js';
-import type { StagedBlob } from '../../core/files.js';
-import { isAppError } from '../../core/errors.js';
-import { authorizeUpload } from './credentials.js';
-import { uploadError } from './errors.js';
-import { MAX_FILES_PER_REQUEST } from './limits.js';
-import { sendJson } from '../common/json.js';
-import { checkNoNulls, metadataFields, queryParams, requireProject, storeChoice, type Params } from './params.js';
+import type { AppContext } from '../context.js';
+import { apiInitiator } from '../core/events.js';
+import type { StagedBlob } from './service.js';
+import { isAppError } from '../core/errors.js';
+import { authorizeUpload } from '../http/upload/credentials.js';
+import { uploadError } from '../http/upload/errors.js';
+import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
+import { sendJson } from '../http/common/json.js';
+import { checkNoNulls, metadataFields, queryParams, requireProject, storeChoice, type Params } from '../http/upload/params.js';
 
 interface StagedPart {
   field: string;

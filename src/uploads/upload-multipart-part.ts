@@ -4,10 +4,10 @@
  * exactly 200 with an ETag, as browsers' XHR and S3-minded clients expect (wire-reference trap 4).
  */
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { parseUuid } from '../../core/ids.js';
-import { uploadError } from './errors.js';
-import { notFound, type MultipartService } from '../../uploads/multipart/service.js';
+import type { AppContext } from '../context.js';
+import { parseUuid } from '../core/ids.js';
+import { uploadError } from '../http/upload/errors.js';
+import { notFound, type MultipartService } from './multipart/service.js';
 
 interface PartParams {
   uuid: string;

@@ -1,11 +1,11 @@
 /** GET /info/: the upload API's view of one file (wire-reference §1.5). */
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { parseUuid } from '../../core/ids.js';
-import { uploadInfoJson } from '../wire/file-json.js';
-import { uploadError } from './errors.js';
-import { sendJson } from '../common/json.js';
-import { queryParams, requireProject } from './params.js';
+import type { AppContext } from '../context.js';
+import { parseUuid } from '../core/ids.js';
+import { uploadInfoJson } from '../core/file-json.js';
+import { uploadError } from '../http/upload/errors.js';
+import { sendJson } from '../http/common/json.js';
+import { queryParams, requireProject } from '../http/upload/params.js';
 
 export function infoRoute(ctx: AppContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {

@@ -1,6 +1,6 @@
 /** Queries for file rows. Every query is scoped to a project except the CDN's lookup by uuid. */
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../db/schema.js';
 import type { DbOrTrx } from '../jobs/queue.js';
 import type { FileRecord } from '../core/file-record.js';
 

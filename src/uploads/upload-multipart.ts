@@ -1,15 +1,15 @@
 /** POST /multipart/start/ and /multipart/complete/ (wire-reference §1.8). */
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { isAppError } from '../../core/errors.js';
-import { parseUuid } from '../../core/ids.js';
-import { requestParams } from '../../uploads/request-params.js';
-import { MAX_PART_BYTES, MIN_FILE_BYTES, MIN_PART_BYTES, type MultipartService } from '../../uploads/multipart/service.js';
-import { sendJson } from '../common/json.js';
-import { uploadInfoJson } from '../wire/file-json.js';
-import { authorizeUpload } from './credentials.js';
-import { uploadError } from './errors.js';
-import { firstOf, metadataFields, requireProject, storeChoice, type Params } from './params.js';
+import type { AppContext } from '../context.js';
+import { isAppError } from '../core/errors.js';
+import { parseUuid } from '../core/ids.js';
+import { requestParams } from './request-params.js';
+import { MAX_PART_BYTES, MIN_FILE_BYTES, MIN_PART_BYTES, type MultipartService } from './multipart/service.js';
+import { sendJson } from '../http/common/json.js';
+import { uploadInfoJson } from '../core/file-json.js';
+import { authorizeUpload } from '../http/upload/credentials.js';
+import { uploadError } from '../http/upload/errors.js';
+import { firstOf, metadataFields, requireProject, storeChoice, type Params } from '../http/upload/params.js';
 
 const required = (name: string) => uploadError(400, 'RequestParamRequiredError', `${name} is required.`);
 

@@ -1,12 +1,12 @@
 /** REST: GET /groups/ (cursor pages like /files/), GET /groups/{id}/, DELETE /groups/{id}/. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { AppError } from '../../core/errors.js';
-import { groupSummaryJson, restGroupJson } from '../../groups/json.js';
-import { parseGroupId, type GroupService } from '../../groups/service.js';
-import { sendJson } from '../common/json.js';
-import { cursorPage, pageLinks, userParams } from './pagination.js';
-import { dateParam, limitParam, offsetParam, orderingParam, queryOf } from './query.js';
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import { groupSummaryJson, restGroupJson } from './json.js';
+import { parseGroupId, type GroupService } from './service.js';
+import { sendJson } from '../http/common/json.js';
+import { cursorPage, pageLinks, userParams } from '../http/rest/pagination.js';
+import { dateParam, limitParam, offsetParam, orderingParam, queryOf } from '../http/rest/query.js';
 
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
 

@@ -3,8 +3,8 @@
  * DRF style, `{"field": ["message"]}`, all fields at once; a missing required field answers the
  * documented `` `target_url` is missing.`` detail (wire-reference §2.2, §2.10).
  */
-import { FILE_EVENTS } from '../../core/events.js';
-import type { SubscriptionPatch } from '../../webhooks/repo.js';
+import { FILE_EVENTS } from '../core/events.js';
+import type { SubscriptionPatch } from './repo.js';
 
 export const PAYLOAD_VERSIONS = ['0.7'] as const;
 const MAX_TARGET_URL = 255;

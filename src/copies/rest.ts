@@ -1,14 +1,14 @@
 /** REST: POST /files/local_copy/ and POST /files/remote_copy/ (wire-reference §2.6). */
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { AppError } from '../../core/errors.js';
-import { validateMetadata } from '../../core/metadata.js';
-import { localCopy } from '../../copies/local.js';
-import { remoteCopy } from '../../copies/remote.js';
-import { boolField, resolveSource } from '../../copies/source.js';
-import { ProjectRepo } from '../../db/projects.js';
-import { restFileJson } from '../wire/file-json.js';
-import { formOrJsonBody, sendJson } from '../common/json.js';
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import { validateMetadata } from '../core/metadata.js';
+import { localCopy } from './local.js';
+import { remoteCopy } from './remote.js';
+import { boolField, resolveSource } from './source.js';
+import { ProjectRepo } from '../db/projects.js';
+import { restFileJson } from '../core/file-json.js';
+import { formOrJsonBody, sendJson } from '../http/common/json.js';
 
 const bad = (message: string) => new AppError(400, 'BadRequest', message);
 

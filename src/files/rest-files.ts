@@ -1,12 +1,12 @@
 /** REST: list, info, store, delete and the batch forms of store and delete. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
-import { apiInitiator } from '../../core/events.js';
-import type { AppContext } from '../../context.js';
-import { restFileJson } from '../wire/file-json.js';
-import { jsonBody, sendJson } from '../common/json.js';
-import { boolParam, dateParam, includeParam, limitParam, offsetParam, orderingParam, queryOf } from './query.js';
-import { cursorPage, pageLinks, userParams } from './pagination.js';
+import { AppError } from '../core/errors.js';
+import { apiInitiator } from '../core/events.js';
+import type { AppContext } from '../context.js';
+import { restFileJson } from '../core/file-json.js';
+import { jsonBody, sendJson } from '../http/common/json.js';
+import { boolParam, dateParam, includeParam, limitParam, offsetParam, orderingParam, queryOf } from '../http/rest/query.js';
+import { cursorPage, pageLinks, userParams } from '../http/rest/pagination.js';
 
 const MAX_BATCH = 100;
 

@@ -1,6 +1,6 @@
 /** Wire shapes of a file: the REST v0.7 file object and the Upload API's file info object. */
-import type { FileRecord } from '../../core/file-record.js';
-import { formatUs, formatUsOrNull } from '../../core/time.js';
+import type { FileRecord } from './file-record.js';
+import { formatUs, formatUsOrNull } from './time.js';
 
 export interface UrlBases {
   rest: string;

@@ -1,8 +1,8 @@
 /** REST: GET /project/ (wire-reference §2.9). */
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { AppError } from '../../core/errors.js';
-import { sendJson } from '../common/json.js';
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import { sendJson } from '../http/common/json.js';
 
 export function projectRoutes(ctx: AppContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {

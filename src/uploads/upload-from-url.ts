@@ -1,15 +1,15 @@
 /** POST /from_url/ and GET /from_url/status/ (wire-reference §1.6, §1.7). */
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { isAppError } from '../../core/errors.js';
-import type { OutboundClient } from '../../net/outbound.js';
-import { flag, requestParams } from '../../uploads/request-params.js';
-import type { FromUrlTasks, TaskRow } from '../../uploads/from-url/tasks.js';
-import { sendJson } from '../common/json.js';
-import { uploadInfoJson } from '../wire/file-json.js';
-import { authorizeUpload } from './credentials.js';
-import { uploadError } from './errors.js';
-import { metadataFields, queryParams, requireProject, storeChoice } from './params.js';
+import type { AppContext } from '../context.js';
+import { isAppError } from '../core/errors.js';
+import type { OutboundClient } from '../net/outbound.js';
+import { flag, requestParams } from './request-params.js';
+import type { FromUrlTasks, TaskRow } from './from-url/tasks.js';
+import { sendJson } from '../http/common/json.js';
+import { uploadInfoJson } from '../core/file-json.js';
+import { authorizeUpload } from '../http/upload/credentials.js';
+import { uploadError } from '../http/upload/errors.js';
+import { metadataFields, queryParams, requireProject, storeChoice } from '../http/upload/params.js';
 
 const MAX_URL_CHARS = 8192;
 

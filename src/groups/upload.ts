@@ -4,16 +4,16 @@
  * query form; repeated keys matter, so this plugin reads every encoding as an ordered list.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppContext } from '../../context.js';
-import { isAppError } from '../../core/errors.js';
-import { parseFileRef, type FileRef } from '../../groups/file-ref.js';
-import { uploadGroupJson } from '../../groups/json.js';
-import { MAX_GROUP_FILES, type GroupService } from '../../groups/service.js';
-import { sendJson } from '../common/json.js';
-import { mapMultipartError } from './base.js';
-import { authorizeUpload } from './credentials.js';
-import { uploadError } from './errors.js';
-import { checkNoNulls, requireProject, type Params } from './params.js';
+import type { AppContext } from '../context.js';
+import { isAppError } from '../core/errors.js';
+import { parseFileRef, type FileRef } from './file-ref.js';
+import { uploadGroupJson } from './json.js';
+import { MAX_GROUP_FILES, type GroupService } from './service.js';
+import { sendJson } from '../http/common/json.js';
+import { mapMultipartError } from '../files/upload-base.js';
+import { authorizeUpload } from '../http/upload/credentials.js';
+import { uploadError } from '../http/upload/errors.js';
+import { checkNoNulls, requireProject, type Params } from '../http/upload/params.js';
 
 type Pairs = Array<[string, string]>;
 

@@ -3,14 +3,14 @@
  * record of delivery attempts at GET /webhooks/{id}/deliveries/.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
-import { nowUs } from '../../core/time.js';
-import type { AppContext } from '../../context.js';
-import { deliveryJson, subscriptionJson } from '../../webhooks/json.js';
-import type { Subscription, SubscriptionPatch, WebhookRepo } from '../../webhooks/repo.js';
-import { formOrJsonBody, sendJson } from '../common/json.js';
-import { limitParam, queryOf } from './query.js';
-import { parseCreate, parseUnsubscribe, parseUpdate } from './webhooks-input.js';
+import { AppError } from '../core/errors.js';
+import { nowUs } from '../core/time.js';
+import type { AppContext } from '../context.js';
+import { deliveryJson, subscriptionJson } from './json.js';
+import type { Subscription, SubscriptionPatch, WebhookRepo } from './repo.js';
+import { formOrJsonBody, sendJson } from '../http/common/json.js';
+import { limitParam, queryOf } from '../http/rest/query.js';
+import { parseCreate, parseUnsubscribe, parseUpdate } from './rest-input.js';
 
 const DUPLICATE = { non_field_errors: ['This project is already subscribed on this event'] };
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
