@@ -23,6 +23,7 @@ import { loadTls } from './http/common/tls.js';
 import { createFeatures } from './features.js';
 import type { Feature, RoutePlugin } from './feature.js';
 import { NodeHealth } from './http/common/health.js';
+import { applyRequestTimeouts, requestTimeoutsFor } from './http/common/timeouts.js';
 import { closeRedis, connectRedis } from './throttle/redis-client.js';
 
 export interface RunningApp {
@@ -66,6 +67,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   if (config.only.includes('upload')) fastifyApps.push(['upload', await buildUploadServer(ctx, tls, routes((f) => f.uploadRoutes))]);
   for (const [surface, app] of fastifyApps) {
     health.attach(app.server);
+    applyRequestTimeouts(app.server, requestTimeoutsFor(config, surface));
     await app.listen({ host: config.host, port: ports[surface] });
     ports[surface] = (app.server.address() as { port: number }).port;
     servers.push({ surface, close: () => app.close(), port: () => ports[surface], http: app.server });
@@ -73,6 +75,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   if (config.only.includes('cdn')) {
     const cdn = buildCdnServer(ctx, tls, Object.assign({}, ...features.map((f) => f.cdn ?? {})));
     health.attach(cdn);
+    applyRequestTimeouts(cdn, requestTimeoutsFor(config, 'cdn'));
     await listen(cdn, config.host, config.cdnPort);
     ports.cdn = (cdn.address() as { port: number }).port;
     servers.push({ surface: 'cdn', close: () => closeHttp(cdn), port: () => ports.cdn, http: cdn });

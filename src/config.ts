@@ -100,6 +100,14 @@ const schema = z.object({
   redisUrl: z.string().optional(),
   /** Scale-out: at SIGTERM, how long in-flight requests may take to finish before the node exits anyway. */
   shutdownGraceMs: z.coerce.number().int().min(0),
+  /** All surfaces: the request line and headers must arrive within this (408 and close otherwise). */
+  headersTimeoutMs: z.coerce.number().int().min(100),
+  /** REST and CDN: the whole request, body included, must arrive within this (0 = no bound). */
+  requestTimeoutMs: z.coerce.number().int().min(0),
+  /** Upload API: the whole request must arrive within this (0 = no bound); large direct uploads over slow links need it long. */
+  uploadRequestTimeoutMs: z.coerce.number().int().min(0),
+  /** REST and Upload: a request body that stops arriving for this long loses its connection (0 = never). */
+  bodyIdleTimeoutMs: z.coerce.number().int().min(0),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -145,6 +153,10 @@ export const DEFAULTS = {
   s3Region: 'us-east-1',
   s3ForcePathStyle: false,
   shutdownGraceMs: 10_000,
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 60_000,
+  uploadRequestTimeoutMs: 3600_000,
+  bodyIdleTimeoutMs: 60_000,
 } as const;
 
 /** Environment variable for each key (STOWAGE_ + upper snake case). */
@@ -200,6 +212,10 @@ const ENV_NAMES: Record<keyof Config, string> = {
   s3ForcePathStyle: 'STOWAGE_S3_FORCE_PATH_STYLE',
   redisUrl: 'STOWAGE_REDIS_URL',
   shutdownGraceMs: 'STOWAGE_SHUTDOWN_GRACE_MS',
+  headersTimeoutMs: 'STOWAGE_HEADERS_TIMEOUT_MS',
+  requestTimeoutMs: 'STOWAGE_REQUEST_TIMEOUT_MS',
+  uploadRequestTimeoutMs: 'STOWAGE_UPLOAD_REQUEST_TIMEOUT_MS',
+  bodyIdleTimeoutMs: 'STOWAGE_BODY_IDLE_TIMEOUT_MS',
 };
 
 export class ConfigError extends Error {}

@@ -55,6 +55,8 @@ describe('hostile input', () => {
       ['multipart/form-data; boundary=a', '--a\r\n\r\n--a--'],
       ['multipart/form-data; boundary=a', '--a\r\nContent-Disposition: form-data; name="metadata[\u0000]"\r\n\r\nx\r\n--a--\r\n'],
       ['multipart/form-data; boundary=a', Buffer.alloc(70_000, 0x41)],
+      // Longer than busboy's boundary search allows (it throws while constructing the parser).
+      [`multipart/form-data; boundary=${'b'.repeat(300)}`, `--${'b'.repeat(300)}\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nx\r\n--${'b'.repeat(300)}--\r\n`],
       ['text/plain', 'hello'],
     ];
     for (const [type, body] of bodies) {

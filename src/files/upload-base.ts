@@ -92,7 +92,8 @@ export function mapMultipartError(err: unknown): unknown {
     case 'FST_PROTO_VIOLATION':
       return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
     default:
-      if (err instanceof Error && /unexpected end|terminated early|malformed part header|boundary not found|multipart/i.test(err.message)) {
+      // busboy refuses a boundary longer than its search needle (about 254 characters) at construction.
+      if (err instanceof Error && /unexpected end|terminated early|malformed part header|boundary not found|multipart|needle cannot have a length/i.test(err.message)) {
         return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
       }
       return err;

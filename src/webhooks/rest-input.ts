@@ -12,6 +12,9 @@ const MAX_SECRET = 32;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; body: Record<string, unknown> };
 
+/** C0 controls and DEL: PostgreSQL text refuses NUL outright, and none belongs in a URL or a secret. */
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
 const TRUE = new Set(['1', 'true', 'True']);
 const FALSE = new Set(['0', 'false', 'False']);
 
@@ -64,6 +67,7 @@ function parseFields(input: Record<string, unknown>): Parsed<SubscriptionPatch> 
     if (s === null || s === '') out.signingSecret = null;
     else if (typeof s !== 'string') errors['signing_secret'] = ['Not a valid string.'];
     else if (s.length > MAX_SECRET) errors['signing_secret'] = [`Ensure this field has no more than ${MAX_SECRET} characters.`];
+    else if (CONTROL_CHARS.test(s)) errors['signing_secret'] = ['Control characters are not allowed.'];
     else out.signingSecret = s;
   }
   if (raw('version') !== undefined && raw('version') !== '') {
@@ -81,6 +85,8 @@ function absent(v: unknown): boolean {
 function targetUrl(v: unknown): string | string[] {
   if (typeof v !== 'string' || v.trim() === '') return ['This field may not be blank.'];
   if (v.length > MAX_TARGET_URL) return [`Ensure this field has no more than ${MAX_TARGET_URL} characters.`];
+  // The URL parser would percent-encode or drop them; a URL that names them is not what was meant.
+  if (CONTROL_CHARS.test(v)) return ['Enter a valid URL.'];
   let u: URL;
   try {
     u = new URL(v);

@@ -87,6 +87,23 @@ describe('POST /webhooks/', () => {
     expect(maxSecret.status).toBe(201);
   });
 
+  it('refuses control characters (NUL, which PostgreSQL text cannot hold, and the others) as field errors', async () => {
+    for (const url of ['https://example.com/a\u0000b', 'https://example.com/\u0001', 'https://exam\u007fple.com/']) {
+      const res = await call('POST', '/webhooks/', json({ target_url: url, event: 'file.uploaded' }));
+      expect(res.status, JSON.stringify(url)).toBe(400);
+      expect(res.json, JSON.stringify(url)).toEqual({ target_url: ['Enter a valid URL.'] });
+    }
+    for (const secret of ['a\u0000b', 'tab\tsecret']) {
+      const res = await call('POST', '/webhooks/', form({ target_url: 'https://example.com/nul', event: 'file.uploaded', signing_secret: secret }));
+      expect(res.status, JSON.stringify(secret)).toBe(400);
+      expect(res.json).toEqual({ signing_secret: ['Control characters are not allowed.'] });
+    }
+    const created = await call('POST', '/webhooks/', json({ target_url: 'https://example.com/nul-update', event: 'file.uploaded' }));
+    const update = await call('PUT', `/webhooks/${created.json.id}/`, json({ signing_secret: '\u0000', target_url: 'https://example.com/\u0000' }));
+    expect(update.status).toBe(400);
+    expect(Object.keys(update.json).sort()).toEqual(['signing_secret', 'target_url']);
+  });
+
   it('keeps target_url unique per project and event', async () => {
     const first = await call('POST', '/webhooks/', form({ target_url: 'https://example.com/dup', event: 'file.uploaded' }));
     expect(first.status).toBe(201);

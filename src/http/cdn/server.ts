@@ -9,6 +9,7 @@ import { isAppError } from '../../core/errors.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { sendCdnError } from './errors.js';
 import { CdnUrlError, parseCdnPath, type CdnTarget } from './url.js';
+import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 
 export type FileTarget = Extract<CdnTarget, { kind: 'file' }>;
 export type GroupTarget = Extract<CdnTarget, { kind: 'group' }>;
@@ -25,6 +26,7 @@ export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handle
       if (res.headersSent) return void res.destroy();
       if (err instanceof CdnUrlError) return sendCdnError(res, err.status, err.message);
       if (isAppError(err)) return sendCdnError(res, err.status, err.message, { ...err.headers });
+      if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, req.url);
       ctx.log.error({ err, url: req.url }, 'CDN request failed');
       sendCdnError(res, 500, 'Internal error.');
     });

@@ -11,6 +11,7 @@ import { isSecure, proxyMatcher } from '../common/trust.js';
 import type { RoutePlugin } from '../../feature.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { restLimiter, throttleRest } from '../../throttle/http.js';
+import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,7 +79,8 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) return sendJson(reply, status, { detail: err.message });
-    ctx.log.error({ err, url: req.url }, 'REST handler failed');
+    if (isClientAbort(err, req.raw)) logClientAbort(ctx.log, err, req.url);
+    else ctx.log.error({ err, url: req.url }, 'REST handler failed');
     return sendJson(reply, 500, { detail: 'Internal server error.' });
   });
 

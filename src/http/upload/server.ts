@@ -11,6 +11,7 @@ import type { HttpsOptions } from '../common/tls.js';
 import { MAX_FILES_PER_REQUEST } from './limits.js';
 import { renderUploadError, uploadError } from './errors.js';
 import { throttleUpload, uploadLimiter } from '../../throttle/http.js';
+import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 
 
 /** `routes`: the Upload API routes every feature contributes. */
@@ -57,7 +58,8 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
     const status = (err as { statusCode?: number }).statusCode;
     if (status === 413) return renderUploadError(req, reply, uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.'));
     if (status && status >= 400 && status < 500) return renderUploadError(req, reply, new AppError(status, 'BaseViewsError', 'Request processing failed.'));
-    ctx.log.error({ err, url: req.url }, 'upload handler failed');
+    if (isClientAbort(err, req.raw)) logClientAbort(ctx.log, err, req.url);
+    else ctx.log.error({ err, url: req.url }, 'upload handler failed');
     return renderUploadError(req, reply, uploadError(500, 'UploadAPIError', 'Internal error.'));
   });
 
