@@ -26,6 +26,7 @@ export async function processFile(ctx: AppContext, file: FileRecord, plan: Plan,
   };
   try {
     return await render(await open(file), plan, {
+      fileId: file.uuid,
       accept,
       loadOverlay: async (uuid) => {
         const o = await ctx.files.repo.get(file.projectId, uuid);

@@ -11,7 +11,7 @@
  */
 import type { AppContext } from '../context.js';
 import type { BlobStore } from '../blobs/store.js';
-import type { SourceMemo } from '../media/operations/source.js';
+import type { SourceMemo } from '../media/pipeline/source.js';
 
 export interface Original {
   bytes: Buffer;

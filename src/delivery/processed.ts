@@ -10,7 +10,7 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import { parsePlan, type Plan } from '../media/plan.js';
-import { imageJson, negotiateFormat, render, type RenderSource } from '../media/render.js';
+import { negotiateFormat, render, type RenderSource } from '../media/render.js';
 import type { FileTarget } from '../http/cdn/server.js';
 import { sendCdnError } from '../http/cdn/errors.js';
 import { IMMUTABLE, contentDisposition, notModified, parseRange } from '../http/cdn/headers.js';
@@ -86,13 +86,8 @@ async function produce(ctx: AppContext, file: FileRecord, plan: Plan, accept: st
     return { path: src.path, mime: f.mimeType, bytes: src.bytes, memo: src.memo };
   };
   try {
-    const source = await open(file);
-    if (plan.info) {
-      const info = await imageJson(source);
-      const body = Buffer.from(JSON.stringify({ id: file.uuid, ...info }));
-      return { meta: { contentType: 'application/json', width: Number(info.width) || 0, height: Number(info.height) || 0, format: 'json', varyAccept: false }, body };
-    }
-    const r = await render(source, plan, {
+    const r = await render(await open(file), plan, {
+      fileId: file.uuid,
       accept,
       loadOverlay: async (uuid) => {
         // Overlays come from the same project only, and only images.

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
-import type { SourceMemo } from '../media/operations/source.js';
+import type { SourceMemo } from '../media/pipeline/source.js';
 import { originalsFor } from './originals.js';
 
 export interface LocalSource {

@@ -10,7 +10,7 @@ import type { Db } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
 import { FileRepo, type ListQuery } from './repo.js';
 import { enqueue, type DbOrTrx } from '../jobs/queue.js';
-import { inspectFile, type Inspection } from '../media/inspect.js';
+import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
 import { recordEvent, systemInitiator, type Initiator } from '../core/events.js';
 import { cleanOriginalFilename, sanitizeFilename, type FileRecord } from '../core/file-record.js';

@@ -7,6 +7,8 @@ import { AppError } from '../core/errors.js';
 
 /** Processable input resolution; larger images can only be delivered as they are. */
 export const MAX_INPUT_PIXELS = 75_000_000;
+/** Largest pixel value accepted in any URL parameter; output caps are checked on the result. */
+export const MAX_PARAM_PX = 16384;
 /** Output dimensions of the last operation. */
 export const MAX_OUTPUT = { width: 3000, height: 3000 } as const;
 /** Output dimensions when `-/format/jpeg/` is set explicitly. */

@@ -10,7 +10,7 @@
  */
 import { AppError } from '../core/errors.js';
 import { lookup } from './operations/index.js';
-import { bad } from './operations/params.js';
+import { bad } from './pipeline/params.js';
 import { isVideoFormat } from './operations/output.js';
 
 export interface PlanStep { name: string; args: unknown; params: string[] }

@@ -13,29 +13,34 @@
  *   5. caps       output size of the last operation: 3000x3000, 5000x5000 with explicit jpeg.
  *   6. encode     colour management, metadata, format/quality/progressive.
  *
- * SVG without rasterize and gif2video take their own short paths (see svg.ts and ffmpeg.ts).
+ * render() has four explicit branches: `-/json/` (image facts, no pixels decoded for most formats),
+ * gif2video (ffmpeg), SVG served as SVG (attributes rewritten, see pipeline/svg.ts), and the raster
+ * pipeline above.
  */
 import { AppError, isAppError } from '../core/errors.js';
 import type { Plan } from './plan.js';
 import { lookup } from './operations/index.js';
 import { preview } from './operations/geometry.js';
-import { PipelineStage } from './operations/state.js';
-import { type Opened, type SourceFile, kindOf, openSource, readSvg } from './operations/source.js';
-import { transformSvg } from './operations/svg.js';
-import type { LoadedImage, OutputOptions } from './operations/types.js';
+import { PipelineStage } from './pipeline/state.js';
+import { type Opened, type SourceFile, kindOf, openSource, readSvg } from './pipeline/source.js';
+import { transformSvg } from './pipeline/svg.js';
+import type { LoadedImage, OutputOptions } from './pipeline/types.js';
 import { IMPLICIT_PREVIEW, checkOutput } from './limits.js';
-import { encode } from './operations/encode.js';
-import { renderGif2Video } from './operations/ffmpeg.js';
+import { encode } from './pipeline/encode.js';
+import { renderGif2Video } from './pipeline/ffmpeg.js';
+import { imageJson } from './pipeline/info.js';
 
 export type RenderSource = SourceFile;
 export interface RenderContext {
+  /** The file's uuid: `-/json/` answers carry it as `id`. */
+  fileId: string;
   accept: string | undefined;
   loadOverlay(uuid: string): Promise<RenderSource | null>;
 }
 export interface RenderResult { body: Buffer; contentType: string; width: number; height: number; varyAccept: boolean; format: string }
 
-export { imageJson } from './operations/info.js';
-export { negotiateFormat } from './operations/encode.js';
+export { imageJson };
+export { negotiateFormat } from './pipeline/encode.js';
 
 interface Job {
   source: RenderSource;
@@ -49,13 +54,18 @@ interface Job {
 
 type Phase = (job: Job) => Promise<void> | void;
 
+/** Phase 1 (settings) runs before the branch choice: `rasterize` decides whether SVG stays SVG. */
+function settingsOf(plan: Plan): OutputOptions {
+  const out = defaultOutput();
+  for (const step of plan.steps) {
+    const op = lookup(step.name)!;
+    if (op.kind === 'setting') op.apply({ out } as never, step.args);
+  }
+  return out;
+}
+
+/** Phases 2 to 6 of the raster pipeline. */
 const PHASES: readonly Phase[] = [
-  function settings(job) {
-    for (const step of job.plan.steps) {
-      const op = lookup(step.name)!;
-      if (op.kind === 'setting') op.apply({ out: job.out } as never, step.args);
-    }
-  },
   async function decode(job) {
     const opened = await openSource(job.source, { autorotate: job.out.autorotate, ignoreIcc: job.out.srgb === 'fast' });
     job.opened = opened;
@@ -87,13 +97,12 @@ export function defaultOutput(): OutputOptions {
 
 export async function render(source: RenderSource, plan: Plan, ctx: RenderContext): Promise<RenderResult> {
   try {
+    if (plan.info === 'json') return await jsonFacts(source, ctx.fileId);
     const kind = await kindOf(source);
     if (plan.video) return await renderGif2Video(source, kind, plan);
-    const job: Job = { source, plan, ctx, out: defaultOutput() };
-    if (kind === 'svg') {
-      PHASES[0]!(job);
-      if (!job.out.rasterize) return await svgAsSvg(job);
-    }
+    const out = settingsOf(plan);
+    if (kind === 'svg' && !out.rasterize) return await svgAsSvg(source, plan);
+    const job: Job = { source, plan, ctx, out };
     for (const phase of PHASES) await phase(job);
     return job.result!;
   } catch (e) {
@@ -101,10 +110,18 @@ export async function render(source: RenderSource, plan: Plan, ctx: RenderContex
   }
 }
 
-async function svgAsSvg(job: Job): Promise<RenderResult> {
-  const text = await readSvg(job.source);
-  const sizing = job.plan.steps.some((st) => lookup(st.name)!.sizing);
-  const geo = job.plan.steps.filter((st) => lookup(st.name)!.svgGeometry);
+/** `-/json/`: the image facts as the public service answers them, `id` first. */
+async function jsonFacts(source: RenderSource, fileId: string): Promise<RenderResult> {
+  const info = await imageJson(source);
+  const body = Buffer.from(JSON.stringify({ id: fileId, ...info }));
+  return { body, contentType: 'application/json', width: Number(info.width) || 0, height: Number(info.height) || 0, varyAccept: false, format: 'json' };
+}
+
+/** SVG without `rasterize` stays SVG (spec rule 4): sanitised, geometry applied to its attributes. */
+async function svgAsSvg(source: RenderSource, plan: Plan): Promise<RenderResult> {
+  const text = await readSvg(source);
+  const sizing = plan.steps.some((st) => lookup(st.name)!.sizing);
+  const geo = plan.steps.filter((st) => lookup(st.name)!.svgGeometry);
   const { svg, width, height } = transformSvg(text, geo, sizing ? null : IMPLICIT_PREVIEW);
   return { body: Buffer.from(svg), contentType: 'image/svg+xml', width, height, varyAccept: false, format: 'svg' };
 }

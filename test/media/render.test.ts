@@ -6,6 +6,7 @@ import { AppError } from '../../src/core/errors.js';
 import * as fx from './fixtures.js';
 
 const ctx = (accept?: string, overlays: Record<string, string> = {}): RenderContext => ({
+  fileId: 'test-file',
   accept,
   loadOverlay: async (uuid) => (overlays[uuid] ? { path: overlays[uuid]!, mime: 'image/png' } : null),
 });
@@ -173,6 +174,16 @@ describe('compression and metadata', () => {
     const j = await imageJson({ path: fx.file('sens.jpg', sens.body), mime: 'image/jpeg' });
     expect(j.geo_location).toBeNull();
     expect((await sharp(sens.body).metadata()).exif?.includes('StowageCam')).toBe(true);
+  });
+
+  test('-/json/ is a branch of render(): the facts with the file id first, no pixels encoded', async () => {
+    const r = await run(await fx.quadrants(200, 100), '-/json/');
+    expect(r.contentType).toBe('application/json');
+    expect(r.format).toBe('json');
+    const body = JSON.parse(r.body.toString('utf8')) as Record<string, unknown>;
+    expect(Object.keys(body)[0]).toBe('id');
+    expect(body).toMatchObject({ id: 'test-file', width: 200, height: 100, format: 'PNG' });
+    expect([r.width, r.height]).toEqual([200, 100]);
   });
 });
 

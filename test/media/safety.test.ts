@@ -5,10 +5,10 @@ import sharp from 'sharp';
 import { parsePlan } from '../../src/media/plan.js';
 import { render } from '../../src/media/render.js';
 import { MAX_INPUT_PIXELS, checkInputHeader } from '../../src/media/limits.js';
-import { sanitizeSvg } from '../../src/media/operations/svg.js';
+import { sanitizeSvg } from '../../src/media/pipeline/svg.js';
 import * as fx from './fixtures.js';
 
-const ctx = { accept: undefined, loadOverlay: async () => null };
+const ctx = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };
 const run = (path: string, mime: string, url = '-/preview/') =>
   render({ path, mime }, parsePlan(url.split('/').filter(Boolean)), ctx);
 

@@ -2,9 +2,9 @@
  * Colour adjustments: brightness, exposure, gamma, contrast, saturation, vibrance, warmth,
  * enhance, grayscale, invert. Value ranges follow wire-reference §3.4; 0 (gamma: 100) is identity.
  */
-import type { OpDef, RawImage, Stage } from './types.js';
-import { expectCount, int, none } from './params.js';
-import { IDENTITY, affine, lut, saturationMatrix, vibrance as vibranceMap, type Mat3 } from './pixels.js';
+import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
+import { expectCount, int, none } from '../pipeline/params.js';
+import { IDENTITY, affine, lut, saturationMatrix, vibrance as vibranceMap, type Mat3 } from '../pipeline/pixels.js';
 
 async function onPixels(s: Stage, f: (img: RawImage) => RawImage): Promise<void> {
   s.fromRaw(f(await s.raw()));

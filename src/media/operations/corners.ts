@@ -2,9 +2,9 @@
  * border_radius: rounded (or elliptical) corners made transparent with an SVG mask.
  * CSS order for 1–4 values: all | tl+br, tr+bl | tl, tr+bl, br | tl, tr, br, bl.
  */
-import type { OpDef } from './types.js';
-import { type Length, bad, expectCount, length } from './params.js';
-import { resolve } from './place.js';
+import type { OpDef } from '../pipeline/types.js';
+import { type Length, bad, expectCount, length } from '../pipeline/params.js';
+import { resolve } from '../pipeline/place.js';
 
 export interface RadiusArgs { h: Length[]; v: Length[] | null }
 

@@ -1,10 +1,10 @@
 /**
  * Definition family: blur (gaussian; with an amount it is an unsharp mask), sharp, blur_region.
  */
-import type { OpDef, RawImage, Stage } from './types.js';
-import { type Size, align, bad, expectCount, int, size, unavailable, type Align } from './params.js';
-import { intersect, place, resolve } from './place.js';
-import { unsharp } from './pixels.js';
+import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
+import { type Size, align, bad, expectCount, int, size, unavailable, type Align } from '../pipeline/params.js';
+import { intersect, place, resolve } from '../pipeline/place.js';
+import { unsharp } from '../pipeline/pixels.js';
 
 /** URL strength (0..5000) to gaussian sigma; the default 10 is a light sigma-1 blur. */
 const sigmaOf = (strength: number): number => Math.max(0.3, strength / 10);

@@ -4,9 +4,9 @@
  * and applied as one affine colour map. `amount` blends from identity (0) through the full look
  * (100) to an exaggerated one (200); negative amounts push the opposite way.
  */
-import type { OpDef } from './types.js';
-import { bad, expectCount, int } from './params.js';
-import { IDENTITY, affine, mul, saturationMatrix, type Mat3 } from './pixels.js';
+import type { OpDef } from '../pipeline/types.js';
+import { bad, expectCount, int } from '../pipeline/params.js';
+import { IDENTITY, affine, mul, saturationMatrix, type Mat3 } from '../pipeline/pixels.js';
 
 /** saturation, contrast, brightness, red/green/blue gain, sepia mix, fade (lifted blacks). */
 type Recipe = readonly [sat: number, con: number, bri: number, r: number, g: number, b: number, sepia: number, fade: number];

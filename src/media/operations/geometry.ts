@@ -3,12 +3,13 @@
  * zoom_objects. Target sizes are computed here (not left to sharp) so the stage always knows the
  * exact dimensions it will produce.
  */
-import type { OpDef, Stage } from './types.js';
+import type { OpDef, Stage } from '../pipeline/types.js';
 import {
   type Align, type Size, align, bad, color, expectCount, int, isAlign, oneOf, pixelDims, ratio, size,
-  unavailable, MAX_PARAM_PX, type Rgba,
-} from './params.js';
-import { CENTER, TOP_LEFT, fitInside, fitRatio, intersect, place, resolve, sharpColor } from './place.js';
+  unavailable, type Rgba,
+} from '../pipeline/params.js';
+import { MAX_PARAM_PX } from '../limits.js';
+import { CENTER, TOP_LEFT, fitInside, fitRatio, intersect, place, resolve, sharpColor } from '../pipeline/place.js';
 
 /** Cuts the box (x, y, w, h); parts outside the image become the background colour. */
 export async function cropBox(s: Stage, x: number, y: number, w: number, h: number): Promise<void> {

@@ -3,7 +3,7 @@
  * its name to OpName and a row here; the `Record<OpName, AnyOp>` type makes a missing row a
  * build error. Everything reachable from here must only `import type` sharp (plan.ts is pure).
  */
-import type { AnyOp } from './types.js';
+import type { AnyOp } from '../pipeline/types.js';
 import * as output from './output.js';
 import * as geometry from './geometry.js';
 import * as rotation from './rotation.js';

@@ -1,10 +1,10 @@
 /**
  * Compression and output settings: format, quality, progressive, strip_meta, srgb, max_icc_size,
  * plus the plan-level flags inline, json, autorotate and rasterize. None of them touches pixels in
- * URL order; the encoder in render.ts reads `s.out`.
+ * URL order; the encoder (pipeline/encode.ts) reads `s.out`.
  */
-import type { OpDef, OutputFormat, Quality } from './types.js';
-import { bad, expectCount, int, none, oneOf } from './params.js';
+import type { OpDef, OutputFormat, Quality } from '../pipeline/types.js';
+import { bad, expectCount, int, none, oneOf } from '../pipeline/params.js';
 
 type FormatArg = OutputFormat | 'auto' | 'preserve' | 'mp4' | 'webm';
 const FORMATS: readonly FormatArg[] = ['jpeg', 'png', 'webp', 'avif', 'auto', 'preserve', 'mp4', 'webm'];
@@ -37,10 +37,6 @@ export const quality: OpDef<Quality> = {
   },
 };
 
-/** Encoder quality per named level. `smart` has no content analysis here: it is `normal`. */
-export const QUALITY_VALUES: Record<Quality, number> = {
-  lightest: 40, lighter: 60, smart_retina: 65, smart: 80, normal: 80, better: 87, best: 95,
-};
 
 export const progressive: OpDef<boolean> = {
   kind: 'setting',

@@ -2,9 +2,9 @@
  * Overlays: image overlay (another file of the project, or `self`) and the colour rectangle `rect`.
  * Sizes are percent of the base image (ratio of the overlay kept); positions are keywords or X,Y.
  */
-import type { OpDef, RawImage, Stage } from './types.js';
-import { type Align, type Rgba, type Size, align, bad, color, expectCount, opacity, size } from './params.js';
-import { CENTER, fitInside, intersect, place, resolve } from './place.js';
+import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
+import { type Align, type Rgba, type Size, align, bad, color, expectCount, opacity, size } from '../pipeline/params.js';
+import { CENTER, fitInside, intersect, place, resolve } from '../pipeline/place.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

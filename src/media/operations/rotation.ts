@@ -2,9 +2,9 @@
  * Rotation family: rotate (counterclockwise degrees), flip (vertical), mirror (horizontal).
  * `autorotate` is an input setting (see output.ts): EXIF orientation is applied at decode.
  */
-import type { OpDef } from './types.js';
-import { expectCount, int, none } from './params.js';
-import { sharpColor } from './place.js';
+import type { OpDef } from '../pipeline/types.js';
+import { expectCount, int, none } from '../pipeline/params.js';
+import { sharpColor } from '../pipeline/place.js';
 
 export const rotate: OpDef<number> = {
   kind: 'transform',

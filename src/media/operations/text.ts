@@ -3,9 +3,9 @@
  * librsvg renders with the system fonts (DejaVu and Noto from Debian's fonts-dejavu-core,
  * fonts-noto-core, fonts-noto-mono); every piece of user text is XML-escaped first.
  */
-import type { OpDef, TextStyle } from './types.js';
-import { type Align, type Rgba, type Size, align, bad, color, expectCount, int, oneOf, size } from './params.js';
-import { place, resolve } from './place.js';
+import { DEFAULT_TEXT, type OpDef, type TextStyle } from '../pipeline/types.js';
+import { type Align, type Rgba, type Size, align, bad, color, expectCount, int, oneOf, size } from '../pipeline/params.js';
+import { place, resolve } from '../pipeline/place.js';
 import { drawRgba } from './overlay.js';
 
 export const FAMILIES: Readonly<Record<string, string>> = {
@@ -13,10 +13,6 @@ export const FAMILIES: Readonly<Record<string, string>> = {
   noto: 'Noto Sans', notomono: 'Noto Mono', notoserif: 'Noto Serif',
 };
 
-export const DEFAULT_TEXT: TextStyle = {
-  weight: 'regular', style: 'normal', size: null, color: { r: 0, g: 0, b: 0, alpha: 1 }, family: 'DejaVu Sans',
-  alignH: 'left', alignV: 'top', box: 'none', boxColor: { r: 255, g: 255, b: 255, alpha: 1 }, boxPadding: 10,
-};
 
 export interface FontArgs { reset: boolean; weight?: 'regular' | 'bold'; style?: 'normal' | 'italic'; size?: number; color?: Rgba; family?: string }
 

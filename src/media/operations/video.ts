@@ -2,8 +2,8 @@
  * Operations that are markers rather than pixel work: gif2video (handled by render.ts through
  * ffmpeg, see ../video.ts) and detect_faces (needs the detection add-on).
  */
-import type { OpDef } from './types.js';
-import { expectCount, none, unavailable } from './params.js';
+import type { OpDef } from '../pipeline/types.js';
+import { expectCount, none, unavailable } from '../pipeline/params.js';
 
 export const gif2video: OpDef<null> = {
   kind: 'setting', videoCompanion: true,

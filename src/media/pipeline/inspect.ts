@@ -4,11 +4,10 @@
  */
 import fsp from 'node:fs/promises';
 import { fileTypeFromBuffer } from 'file-type';
-import type { ContentInfo } from '../core/file-record.js';
+import type { ContentInfo } from '../../core/file-record.js';
 import { readImageInfo } from './image-info.js';
+import { MAX_INPUT_PIXELS } from '../limits.js';
 
-/** Images above this many pixels are delivered only as-is (spec: 75 Mpx). */
-export const MAX_IMAGE_PIXELS = 75_000_000;
 
 export interface Inspection {
   mimeType: string;
@@ -27,7 +26,7 @@ export async function inspectFile(path: string): Promise<Inspection> {
   const image = await readImageInfo(path, mimeType);
   if (!image) return { mimeType, isImage: false, contentInfo };
   contentInfo.image = image;
-  return { mimeType, isImage: image.width * image.height <= MAX_IMAGE_PIXELS, contentInfo };
+  return { mimeType, isImage: image.width * image.height <= MAX_INPUT_PIXELS, contentInfo };
 }
 
 async function readHead(path: string, bytes: number): Promise<Buffer> {

@@ -5,8 +5,8 @@
  * refused before decoding; every decoder yields 8-bit RGBA for sharp's raw input.
  */
 import { createRequire } from 'node:module';
-import { AppError } from '../core/errors.js';
-import { checkInputHeader } from './limits.js';
+import { AppError } from '../../core/errors.js';
+import { checkInputHeader } from '../limits.js';
 
 export type InputKind = 'sharp' | 'svg' | 'bmp' | 'pcx' | 'tga' | 'heic';
 export interface Rgba8 { data: Buffer; width: number; height: number }

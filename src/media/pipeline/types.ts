@@ -61,6 +61,12 @@ export interface TextStyle {
   boxPadding: number;
 }
 
+/** Text style before any `font`/`text_align`/`text_box` operation. */
+export const DEFAULT_TEXT: TextStyle = {
+  weight: 'regular', style: 'normal', size: null, color: { r: 0, g: 0, b: 0, alpha: 1 }, family: 'DejaVu Sans',
+  alignH: 'left', alignV: 'top', box: 'none', boxColor: { r: 255, g: 255, b: 255, alpha: 1 }, boxPadding: 10,
+};
+
 export interface LoadedImage { img: Sharp; width: number; height: number; hasAlpha: boolean }
 
 /**

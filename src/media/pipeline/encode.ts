@@ -7,8 +7,7 @@ import type { Exif } from 'sharp';
 import type { Plan } from '../plan.js';
 import type { PipelineStage } from './state.js';
 import { type Opened, type SourceFile, inputOf } from './source.js';
-import type { OutputFormat } from './types.js';
-import { QUALITY_VALUES } from './output.js';
+import type { OutputFormat, Quality } from './types.js';
 import { sharpColor } from './place.js';
 
 export interface Encoded { body: Buffer; contentType: string; width: number; height: number; varyAccept: boolean; format: string }
@@ -44,6 +43,11 @@ function chooseFormat(s: PipelineStage, opened: Opened, accept: string | undefin
   if (s.hasAlpha) return { fmt: 'png', vary: false };
   return { fmt: opened.format === 'png' ? 'png' : 'jpeg', vary: false };
 }
+
+/** Encoder quality per named level. `smart` has no content analysis here: it is `normal`. */
+export const QUALITY_VALUES: Record<Quality, number> = {
+  lightest: 40, lighter: 60, smart_retina: 65, smart: 80, normal: 80, better: 87, best: 95,
+};
 
 const MIME: Record<OutputFormat, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp', avif: 'image/avif' };
 

@@ -7,7 +7,7 @@
  */
 import { AppError } from '../../core/errors.js';
 import type { PlanStep } from '../plan.js';
-import type { CropArgs, ScaleCropArgs } from './geometry.js';
+import type { CropArgs, ScaleCropArgs } from '../operations/geometry.js';
 import { CENTER, fitInside, fitRatio, place, resolve } from './place.js';
 
 const isLocalRef = (v: string): boolean => /^\s*(#|data:image\/(png|jpeg|gif|webp);)/i.test(v);

@@ -6,9 +6,9 @@
 import { open } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import exifr from 'exifr';
-import type { ImageInfo } from '../core/file-record.js';
+import type { ImageInfo } from '../../core/file-record.js';
 import { detectKind, headerSize, heicSize } from './decoders.js';
-import { MAX_DECODER_INPUT_BYTES } from './limits.js';
+import { MAX_DECODER_INPUT_BYTES } from '../limits.js';
 
 /** Reads image facts without decoding pixels; null when no decoder understands the bytes. */
 export async function readImageInfo(path: string, mimeType: string): Promise<ImageInfo | null> {

@@ -4,6 +4,7 @@
  * URL is refused before any byte of the file is read.
  */
 import { AppError } from '../../core/errors.js';
+import { MAX_PARAM_PX } from '../limits.js';
 
 export function bad(op: string, problem: string): AppError {
   return new AppError(400, 'InvalidOperation', `Invalid operation "${op}": ${problem}.`);
@@ -57,9 +58,6 @@ export function length(op: string, what: string, raw: string, allowNegative = fa
   if (unit === 'px' && Math.abs(value) > MAX_PARAM_PX) throw bad(op, `${what} must be at most ${MAX_PARAM_PX} px, got "${raw}"`);
   return { value, unit };
 }
-
-/** Largest pixel value accepted in any parameter; output caps are checked on the result. */
-export const MAX_PARAM_PX = 16384;
 
 /** `WxH` with both parts, each px or percent (`50px50p` is W=50p, H=50p). */
 export function size(op: string, raw: string | undefined, allowPercent = true): Size {

@@ -3,9 +3,8 @@
  * loads sharp). See Stage in types.ts for the contract.
  */
 import sharp, { type Sharp } from 'sharp';
-import type { LoadedImage, OutputOptions, RawImage, Stage, TextStyle } from './types.js';
+import { DEFAULT_TEXT, type LoadedImage, type OutputOptions, type RawImage, type Stage, type TextStyle } from './types.js';
 import type { Rgba } from './params.js';
-import { DEFAULT_TEXT } from './text.js';
 
 const WHITE: Rgba = { r: 255, g: 255, b: 255, alpha: 1 };
 const CLEAR: Rgba = { r: 0, g: 0, b: 0, alpha: 0 };

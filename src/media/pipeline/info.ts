@@ -3,8 +3,7 @@
  * HTTP layer, which knows the uuid.
  */
 import exifr from 'exifr';
-import { inputOf, kindOf, openSource } from './source.js';
-import type { RenderSource } from '../render.js';
+import { type SourceFile, inputOf, kindOf, openSource } from './source.js';
 
 function colorMode(channels: number, space: string | undefined, hasAlpha: boolean, paletted: boolean): string {
   if (space === 'cmyk') return 'CMYK';
@@ -13,7 +12,7 @@ function colorMode(channels: number, space: string | undefined, hasAlpha: boolea
   return hasAlpha ? 'RGBA' : 'RGB';
 }
 
-export async function imageJson(source: RenderSource): Promise<Record<string, unknown>> {
+export async function imageJson(source: SourceFile): Promise<Record<string, unknown>> {
   const kind = await kindOf(source);
   // Sizes as stored (before EXIF rotation), as the public service reports them with `orientation`.
   const opened = await openSource(source, { autorotate: false, ignoreIcc: true }, kind);

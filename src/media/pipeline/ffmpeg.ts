@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { AppError } from '../../core/errors.js';
-import type { InputKind } from '../decoders.js';
+import type { InputKind } from './decoders.js';
 import type { Plan } from '../plan.js';
 import { MAX_VIDEO_FRAMES, VIDEO_TIMEOUT_MS, checkInputHeader, checkOutput } from '../limits.js';
-import type { CropArgs, ScaleCropArgs } from './geometry.js';
+import type { CropArgs, ScaleCropArgs } from '../operations/geometry.js';
 import type { Quality } from './types.js';
 import { CENTER, fitInside, fitRatio, intersect, place, resolve } from './place.js';
 

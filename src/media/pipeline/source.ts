@@ -5,7 +5,7 @@
 import { open } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import { AppError } from '../../core/errors.js';
-import { type InputKind, decodeOther, detectKind } from '../decoders.js';
+import { type InputKind, decodeOther, detectKind } from './decoders.js';
 import { MAX_DECODER_INPUT_BYTES, MAX_INPUT_PIXELS, MAX_SVG_BYTES, checkInputHeader } from '../limits.js';
 import { sanitizeSvg } from './svg.js';
 import type { LoadedImage } from './types.js';
