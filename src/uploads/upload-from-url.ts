@@ -72,7 +72,8 @@ async function statusJson(ctx: AppContext, task: TaskRow | undefined): Promise<R
   if (!task) return { status: 'unknown' };
   switch (task.status) {
     case 'waiting':
-      return { status: 'waiting' };
+      // pyuploadcare's progress callback reads `done` and `total` from every answer (KeyError without them).
+      return { status: 'waiting', done: 0, total: 'unknown' };
     case 'progress':
       // `total` is a number or the string "unknown", never null: the SDK divides by it.
       return { status: 'progress', done: Number(task.done), total: task.total === null ? 'unknown' : Number(task.total) };

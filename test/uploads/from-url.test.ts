@@ -65,6 +65,22 @@ describe('POST /from_url/ and its status', () => {
     expect((await finalStatus(token)).json.size).toBe(payload.length);
   });
 
+  it('answers waiting with done 0 and total "unknown" while every fetch slot is busy (pyuploadcare reads both)', async () => {
+    // The node runs 8 jobs at once: 8 gated downloads hold every slot, so a 9th task waits.
+    const busy = await Promise.all(Array.from({ length: 8 }, (_, i) => tokenFor({ source_url: `${origin.url}/gated?slot=${i}` })));
+    await until(async () => {
+      const states = await Promise.all(busy.map(async (t) => (await status(t)).json.status));
+      return states.every((s) => s === 'progress') ? true : undefined;
+    });
+    const queued = await tokenFor({ source_url: `${origin.url}/plain/data.bin?queued=1` });
+    const waiting = await status(queued);
+    expect(waiting.json).toEqual({ status: 'waiting', done: 0, total: 'unknown' });
+    origin.release();
+    const done = await finalStatus(queued);
+    expect(done.json).toMatchObject({ status: 'success', size: payload.length });
+    for (const t of busy) expect((await finalStatus(t)).json.status).toBe('success');
+  });
+
   it('takes the name from Content-Disposition, else from the URL path; store=0 leaves it unstored', async () => {
     const a = await finalStatus(await tokenFor({ source_url: `${origin.url}/with-disposition`, store: '0' }));
     expect(a.json).toMatchObject({ status: 'success', original_filename: 'from header.txt', is_stored: false });

@@ -56,10 +56,11 @@ export class FromUrlTasks {
     return JSON.parse(row.options) as FromUrlOptions;
   }
 
+  /** `total` null (not known yet) keeps a total already recorded: a retried fetch does not forget it. */
   async progress(token: string, done: number, total: number | null): Promise<void> {
     await this.db
       .updateTable('from_url_tasks')
-      .set({ status: 'progress', done, total, updated_us: nowUs() })
+      .set((eb) => ({ status: 'progress', done, total: total ?? eb.ref('total'), updated_us: nowUs() }))
       .where('token', '=', token)
       .where('status', 'in', ['waiting', 'progress'])
       .execute();
