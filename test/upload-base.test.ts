@@ -53,11 +53,12 @@ describe('POST /base/', () => {
     expect(i2.is_stored).toBe(false);
   });
 
-  it('sniffs the mime type from the content, not the client', async () => {
+  it('sniffs what the file is from the content (content_info.mime); mime_type stays what the client declared', async () => {
     const png = await sharp({ create: { width: 40, height: 30, channels: 4, background: '#ff000080' } }).png().toBuffer();
     const r = await uploadBase(server.upload, keys.public_key, [{ name: 'lies.txt', data: png, type: 'text/plain' }]);
     const f = await info(r.json.file);
-    expect(f.mime_type).toBe('image/png');
+    expect(f.mime_type).toBe('text/plain');
+    expect(f.content_info.mime).toEqual({ mime: 'image/png', type: 'image', subtype: 'png' });
     expect(f.is_image).toBe(true);
     expect(f.content_info.image).toMatchObject({ format: 'PNG', width: 40, height: 30, sequence: false, color_mode: 'RGBA', orientation: null, geo_location: null, datetime_original: null });
     const exe = await uploadBase(server.upload, keys.public_key, [{ name: 'photo.jpg', data: Buffer.from('MZ\x90\x00' + 'x'.repeat(200), 'binary'), type: 'image/jpeg' }]);

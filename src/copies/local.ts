@@ -20,10 +20,10 @@ export async function localCopy(ctx: AppContext, project: ProjectRow, src: CopyS
   if (!src.plan) {
     // Streamed blob to blob: memory stays flat whatever the size.
     const body = await ctx.blobs.get(src.file.blobKey as string);
-    return ctx.files.ingest(project, body, { ...common, originalFilename: src.file.originalFilename });
+    return ctx.files.ingest(project, body, { ...common, originalFilename: src.file.originalFilename, declaredType: src.file.declaredType });
   }
   const out = await processFile(ctx, src.file, src.plan);
-  return ctx.files.ingest(project, Readable.from([out.body]), { ...common, originalFilename: renamed(src.file.originalFilename, extensionOf(out)) });
+  return ctx.files.ingest(project, Readable.from([out.body]), { ...common, originalFilename: renamed(src.file.originalFilename, extensionOf(out)), declaredType: out.contentType });
 }
 
 /** `photo.png` + `.jpg` -> `photo.jpg`: the copy's name follows the format it now has. */

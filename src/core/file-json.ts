@@ -16,7 +16,7 @@ export function restFileJson(f: FileRecord, bases: UrlBases, opts: { includeAppd
     datetime_uploaded: formatUs(f.uploadedUs),
     is_image: f.isImage,
     is_ready: f.isReady,
-    mime_type: f.mimeType,
+    mime_type: f.declaredType,
     original_file_url: f.removedUs === null ? `${bases.cdn}/${f.uuid}/${f.filename}` : null,
     original_filename: f.originalFilename,
     size: f.size,
@@ -50,7 +50,7 @@ export function uploadInfoJson(f: FileRecord): Record<string, unknown> {
     content_info: f.contentInfo,
     is_ready: f.isReady,
     filename: f.filename,
-    mime_type: f.mimeType,
+    mime_type: f.declaredType,
     metadata: f.metadata,
     s3_bucket: null,
   };

@@ -40,7 +40,10 @@ export interface FileRecord {
   storedUs: number | null;
   removedUs: number | null;
   size: number;
+  /** What the bytes are (sniffed, = content_info.mime): the only type delivery and processing may trust. */
   mimeType: string;
+  /** The wire's `mime_type`: what the client declared, or the name's extension's type (core/declared-type.ts). */
+  declaredType: string;
   originalFilename: string;
   /** Sanitized name used in URLs. */
   filename: string;

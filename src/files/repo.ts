@@ -7,6 +7,7 @@ import type { FileRecord } from '../core/file-record.js';
 type Row = Selectable<Database['files']>;
 
 export function toRecord(r: Row): FileRecord {
+  const contentInfo = r.content_info ? (JSON.parse(r.content_info) as FileRecord['contentInfo']) : null;
   return {
     uuid: r.uuid,
     projectId: Number(r.project_id),
@@ -14,12 +15,14 @@ export function toRecord(r: Row): FileRecord {
     storedUs: r.stored_us,
     removedUs: r.removed_us,
     size: Number(r.size),
-    mimeType: r.mime_type,
+    // The column holds the declared type; rows written before it did hold the sniffed one there.
+    mimeType: contentInfo?.mime.mime ?? r.mime_type,
+    declaredType: r.mime_type,
     originalFilename: r.original_filename,
     filename: r.filename,
     isImage: r.is_image === 1,
     isReady: r.is_ready === 1,
-    contentInfo: r.content_info ? (JSON.parse(r.content_info) as FileRecord['contentInfo']) : null,
+    contentInfo,
     metadata: JSON.parse(r.metadata) as Record<string, string>,
     appdata: JSON.parse(r.appdata) as FileRecord['appdata'],
     blobKey: r.blob_key,
@@ -36,7 +39,7 @@ function toRow(f: FileRecord): Row {
     stored_us: f.storedUs,
     removed_us: f.removedUs,
     size: f.size,
-    mime_type: f.mimeType,
+    mime_type: f.declaredType,
     original_filename: f.originalFilename,
     filename: f.filename,
     is_image: f.isImage ? 1 : 0,

@@ -14,6 +14,7 @@ import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
 import { recordEvent, systemInitiator, type Initiator } from '../core/events.js';
 import { cleanOriginalFilename, sanitizeFilename, type FileRecord } from '../core/file-record.js';
+import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid, parseUuid } from '../core/ids.js';
 import { validateKeyCount, validateMetadataKey, validateMetadataValue } from '../core/metadata.js';
 import type { ProjectRow } from '../core/projects.js';
@@ -26,6 +27,8 @@ export type StoreChoice = boolean | 'auto';
 
 export interface IngestOptions {
   originalFilename: string | undefined;
+  /** The Content-Type the client gave the file (part header, multipart `content_type`, remote response); null when none. */
+  declaredType: string | null;
   store: StoreChoice;
   metadata: Record<string, string>;
   maxBytes: number;
@@ -94,6 +97,7 @@ export class FileService {
         removedUs: null,
         size: staged.size,
         mimeType: inspection.mimeType,
+        declaredType: declaredMimeType(opts.declaredType, original),
         originalFilename: original,
         filename: sanitizeFilename(original),
         isImage: inspection.isImage,

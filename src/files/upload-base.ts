@@ -19,6 +19,8 @@ import { checkNoNulls, metadataFields, queryParams, requireProject, storeChoice,
 interface StagedPart {
   field: string;
   filename: string | undefined;
+  /** The part's Content-Type (busboy reports a missing one as text/plain, as RFC 7578 says). */
+  declaredType: string;
   staged: StagedBlob;
 }
 
@@ -42,7 +44,7 @@ export function baseRoute(ctx: AppContext) {
         const out: Record<string, string> = {};
         try {
           for (const part of parts) {
-            const file = await ctx.files.commit(found.project, part.staged, { originalFilename: part.filename, store, metadata, initiator: apiInitiator(req.id) });
+            const file = await ctx.files.commit(found.project, part.staged, { originalFilename: part.filename, declaredType: part.declaredType, store, metadata, initiator: apiInitiator(req.id) });
             out[part.field] = file.uuid;
           }
         } catch (err) {
@@ -72,7 +74,7 @@ async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, o
       await ctx.files.discard([staged]);
       throw tooLarge();
     }
-    out.push({ field: file.fieldname, filename: file.filename || undefined, staged });
+    out.push({ field: file.fieldname, filename: file.filename || undefined, declaredType: file.mimetype, staged });
   }
 }
 

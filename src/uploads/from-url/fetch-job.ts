@@ -68,6 +68,7 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
     await tasks.progress(token, put.size, put.size);
     const file = await ctx.files.commit(found.project, { uuid: opts.fileUuid, blobKey, size: put.size, md5: put.md5 }, {
       originalFilename: opts.filename ?? filenameFor(res),
+      declaredType: res.headers['content-type'] ?? null,
       store: opts.store,
       metadata: opts.metadata,
       initiator: apiInitiator(opts.requestId),

@@ -110,6 +110,7 @@ export class MultipartService {
       }
       file = await this.ctx.files.commit(project, { uuid, blobKey, size: put.size, md5: put.md5 }, {
         originalFilename: row.filename,
+        declaredType: row.content_type,
         store: row.store === 'auto' ? 'auto' : row.store === '1',
         metadata: JSON.parse(row.metadata) as Record<string, string>,
         initiator: apiInitiator(requestId),
