@@ -14,7 +14,9 @@ import { ProjectRepo } from './db/projects.js';
 import { ProjectService } from './core/projects.js';
 import { FileService } from './files/service.js';
 import { JobQueue } from './jobs/queue.js';
+import { queueMaintenance } from './jobs/maintenance.js';
 import { schedulePeriodic } from './jobs/periodic.js';
+import { listenForJobs } from './jobs/wake.js';
 import { Worker } from './jobs/worker.js';
 import { buildRestServer } from './http/rest/server.js';
 import { buildUploadServer } from './http/upload/server.js';
@@ -55,7 +57,8 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, queue, worker };
   await connectRedis(ctx);
   const features = await createFeatures(ctx);
-  for (const f of features) for (const [kind, handler] of Object.entries(f.jobs ?? {})) worker.register(kind, handler);
+  const maintenance = queueMaintenance(queue);
+  for (const jobs of [maintenance.jobs, ...features.map((f) => f.jobs ?? {})]) worker.registerAll(jobs);
   const routes = (pick: (f: Feature) => RoutePlugin | undefined) => features.map(pick).filter((p): p is RoutePlugin => p !== undefined);
 
   const tls = loadTls(config);
@@ -82,8 +85,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   }
   Object.assign(ctx.bases, baseUrls(config, ports));
 
+  // PostgreSQL: other nodes' enqueues wake this worker (NOTIFY at their commit); polling remains the fallback.
+  const listener = db.dialect === 'postgres' ? listenForJobs(config.databaseUrl, db.schema, () => worker.poke(), log) : null;
   worker.start();
-  const unschedule = features.flatMap((f) => f.schedules ?? []).map((s) => schedulePeriodic(db.kysely, worker, log, s));
+  const unschedule = [...maintenance.schedules, ...features.flatMap((f) => f.schedules ?? [])].map((s) => schedulePeriodic(db.kysely, log, s));
   return {
     ctx,
     urls: { ...ctx.bases },
@@ -94,6 +99,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
      */
     async close() {
       for (const stop of unschedule) stop();
+      await listener?.close();
       health.draining = true;
       const deadline = Date.now() + config.shutdownGraceMs;
       const closing = Promise.all(servers.map((s) => s.close()));

@@ -84,6 +84,14 @@ const schema = z.object({
   webhookRetryForMs: z.coerce.number().int().positive(),
   /** Delivery attempt records older than this are pruned. */
   webhookDeliveryRetentionMs: z.coerce.number().int().positive(),
+  /** Webhook deliveries one node runs at once (slots of their own, apart from the other jobs). */
+  webhookConcurrency: z.coerce.number().int().positive(),
+  /** Webhook deliveries of one project running at once, over all nodes: one slow receiver cannot take every slot. */
+  webhookConcurrencyPerProject: z.coerce.number().int().positive(),
+  /** Consecutive failures (timeout, connection error, 5xx) of one target that open its circuit breaker. */
+  webhookBreakerFailures: z.coerce.number().int().positive(),
+  /** How long an open breaker holds deliveries back before one probe (doubles per failed probe, up to webhookRetryMaxMs). */
+  webhookBreakerCooldownMs: z.coerce.number().int().positive(),
   /** Scale-out: a bucket selects S3-compatible object storage for blobs (else the data dir). */
   s3Bucket: z.string().optional(),
   /** Scale-out: S3 endpoint URL for MinIO/R2/…; empty means AWS itself. */
@@ -150,6 +158,10 @@ export const DEFAULTS = {
   webhookRetryMaxMs: 3600_000,
   webhookRetryForMs: 72 * 3600_000,
   webhookDeliveryRetentionMs: 30 * 24 * 3600_000,
+  webhookConcurrency: 32,
+  webhookConcurrencyPerProject: 8,
+  webhookBreakerFailures: 5,
+  webhookBreakerCooldownMs: 60_000,
   s3Region: 'us-east-1',
   s3ForcePathStyle: false,
   shutdownGraceMs: 10_000,
@@ -203,6 +215,10 @@ const ENV_NAMES: Record<keyof Config, string> = {
   webhookRetryMaxMs: 'STOWAGE_WEBHOOK_RETRY_MAX_MS',
   webhookRetryForMs: 'STOWAGE_WEBHOOK_RETRY_FOR_MS',
   webhookDeliveryRetentionMs: 'STOWAGE_WEBHOOK_DELIVERY_RETENTION_MS',
+  webhookConcurrency: 'STOWAGE_WEBHOOK_CONCURRENCY',
+  webhookConcurrencyPerProject: 'STOWAGE_WEBHOOK_CONCURRENCY_PER_PROJECT',
+  webhookBreakerFailures: 'STOWAGE_WEBHOOK_BREAKER_FAILURES',
+  webhookBreakerCooldownMs: 'STOWAGE_WEBHOOK_BREAKER_COOLDOWN_MS',
   s3Bucket: 'STOWAGE_S3_BUCKET',
   s3Endpoint: 'STOWAGE_S3_ENDPOINT',
   s3Region: 'STOWAGE_S3_REGION',

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { CdnHandlers } from './http/cdn/server.js';
-import type { JobHandler } from './jobs/worker.js';
+import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
 
 /** A Fastify plugin adding routes to one surface (REST routes run after authentication). */
@@ -17,8 +17,8 @@ export interface Feature {
   uploadRoutes?: RoutePlugin;
   /** CDN requests of one kind (file or group) this feature answers. */
   cdn?: Partial<CdnHandlers>;
-  /** Job kinds this feature runs, each with its handler. */
-  jobs?: Record<string, JobHandler>;
+  /** Job kinds this feature runs, each with the handler of its payload type (jobs/kinds.ts). */
+  jobs?: JobHandlers;
   /** Jobs proposed once per period by every node; the queue keeps one per period. */
   schedules?: PeriodicSchedule[];
 }

@@ -60,6 +60,8 @@ export interface JobsTable {
   last_error: string | null;
   /** Deduplication key: at most one job per key is ever enqueued (e.g. one expiry sweep per period). */
   unique_key: string | null;
+  /** Jobs sharing it share a per-key concurrency limit (e.g. a project's webhook deliveries). */
+  fair_key: ColumnType<string | null, string | null | undefined, string | null>;
   created_us: number;
 }
 

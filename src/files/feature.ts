@@ -25,10 +25,7 @@ export function filesFeature(ctx: AppContext): Feature {
     },
     jobs: {
       [BLOB_DELETE_JOB]: {
-        run: async (payload) => {
-          const p = payload as { projectId: number; uuid: string; blobKey: string };
-          await ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey);
-        },
+        run: (p) => ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey),
       },
       [EXPIRY_SWEEP_JOB]: {
         leaseMs: 10 * 60 * 1000,

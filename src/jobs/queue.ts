@@ -7,28 +7,36 @@
  * Fencing: a claim is identified by (locked_by, attempts). complete/fail/extend only touch a row
  * that still carries the caller's claim, so a worker that lost its lease (stalled past it, and the
  * job was claimed again elsewhere) can never overwrite the newer claim's outcome.
+ *
+ * Fairness: a job may carry a fair key (e.g. the project of a webhook delivery). A kind claimed
+ * with a per-key limit never has more than that many jobs of one key running across all nodes,
+ * and one claim takes the keys in turns, so one key's backlog cannot take every slot.
  */
-import { sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely';
 import type { Dialect } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
 import { nowUs } from '../core/time.js';
+import type { JobKind, JobPayloads } from './kinds.js';
+import { JOBS_CHANNEL, localEnqueues } from './wake.js';
 
 export type DbOrTrx = Kysely<Database> | Transaction<Database>;
 
-export interface EnqueueOptions {
-  kind: string;
-  payload: unknown;
+export interface EnqueueOptions<K extends JobKind = JobKind> {
+  kind: K;
+  payload: JobPayloads[K];
   /** Earliest run time; default now. */
   runAtUs?: number;
   maxAttempts?: number;
   /** At most one job with this key is ever enqueued; a second enqueue is silently dropped. */
   uniqueKey?: string;
+  /** Jobs sharing a fair key share its per-key concurrency limit (see JobHandler.perKeyLimit). */
+  fairKey?: string;
 }
 
-export interface ClaimedJob {
+export interface ClaimedJob<K extends JobKind = JobKind> {
   id: number;
-  kind: string;
-  payload: unknown;
+  kind: K;
+  payload: JobPayloads[K];
   /** 1 for the first run. */
   attempt: number;
   maxAttempts: number;
@@ -38,20 +46,40 @@ export interface ClaimedJob {
   createdUs: number;
 }
 
+export interface ClaimOptions {
+  kinds: readonly JobKind[];
+  limit: number;
+  leaseMs: number;
+  /** Most running jobs per fair key, counted over every node; absent = no per-key limit. */
+  perKeyLimit?: number;
+}
+
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
-export async function enqueue(db: DbOrTrx, opts: EnqueueOptions): Promise<void> {
+/**
+ * Writes a job. Due jobs wake the workers: at once in this process (see jobs/wake.ts for why that
+ * is after the commit on SQLite), and through NOTIFY — delivered at commit — on PostgreSQL.
+ */
+export async function enqueue<K extends JobKind>(db: DbOrTrx, opts: EnqueueOptions<K>): Promise<void> {
+  const now = nowUs();
+  const runAtUs = opts.runAtUs ?? now;
   const values = {
     kind: opts.kind,
     payload: JSON.stringify(opts.payload ?? null),
-    run_at_us: opts.runAtUs ?? nowUs(),
+    run_at_us: runAtUs,
     max_attempts: opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     unique_key: opts.uniqueKey ?? null,
-    created_us: nowUs(),
+    fair_key: opts.fairKey ?? null,
+    created_us: now,
   };
   let q = db.insertInto('jobs').values(values);
   if (opts.uniqueKey) q = q.onConflict((oc) => oc.column('unique_key').doNothing());
   await q.execute();
+  if (runAtUs > now) return;
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  // Notifications of one transaction with the same payload are folded into one by PostgreSQL.
+  if (postgres) await sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema())`.execute(db);
+  if (!postgres || !db.isTransaction) localEnqueues.emit();
 }
 
 type JobRow = Selectable<Database['jobs']>;
@@ -60,13 +88,53 @@ export class JobQueue {
   constructor(private readonly db: Kysely<Database>, private readonly dialect: Dialect) {}
 
   /** Claims up to `limit` due jobs of the given kinds for `workerId`, leased for `leaseMs`. */
-  async claim(workerId: string, kinds: string[], limit: number, leaseMs: number): Promise<ClaimedJob[]> {
+  async claim(workerId: string, opts: ClaimOptions): Promise<ClaimedJob[]> {
+    const { kinds, limit, leaseMs } = opts;
     if (kinds.length === 0 || limit <= 0) return [];
     await this.buryAbandoned(kinds);
     const now = nowUs();
     const lease = now + leaseMs * 1000;
-    const rows = this.dialect === 'postgres' ? await this.claimPostgres(workerId, kinds, limit, now, lease) : await this.claimSqlite(workerId, kinds, limit, now, lease);
+    let rows: JobRow[];
+    if (opts.perKeyLimit !== undefined) rows = await this.claimFair(workerId, kinds, limit, opts.perKeyLimit, now, lease);
+    else if (this.dialect === 'postgres') rows = await this.claimPostgres(workerId, kinds, limit, now, lease);
+    else rows = await this.claimSqlite(workerId, kinds, limit, now, lease);
     return rows.map(toClaimed);
+  }
+
+  /**
+   * Claims with a per-key limit. Each due job is ranked within its key (oldest first) after the
+   * key's jobs already running on any node; only ranks within the limit are taken, lowest rank
+   * first, so one claim takes the keys in turns. On PostgreSQL the claim holds a transaction-level
+   * advisory lock: two nodes counting the same running jobs at once could otherwise both fill a
+   * key up to its limit. The UPDATE re-checks that each row is still claimable.
+   */
+  private async claimFair(workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number): Promise<JobRow[]> {
+    const kindList = sql.join(kinds.map((k) => sql`${k}`));
+    // Both steps MATERIALIZED: evaluated once each. (Inlined, with stale statistics after a burst,
+    // PostgreSQL re-ran the running count for every due row: a second per claim at 2,000 rows.)
+    const update = (db: DbOrTrx) =>
+      sql<JobRow>`
+        WITH running AS MATERIALIZED (
+          SELECT fair_key, COUNT(*) AS n FROM jobs
+          WHERE state = 'pending' AND kind IN (${kindList}) AND lease_until_us >= ${now}
+          GROUP BY fair_key
+        ),
+        ranked AS MATERIALIZED (
+          SELECT j.id AS id, j.run_at_us AS run_at_us,
+            ROW_NUMBER() OVER (PARTITION BY j.fair_key ORDER BY j.run_at_us, j.id) + COALESCE(r.n, 0) AS slot
+          FROM jobs j LEFT JOIN running r ON r.fair_key = j.fair_key
+          WHERE j.state = 'pending' AND j.kind IN (${kindList}) AND j.run_at_us <= ${now}
+            AND (j.lease_until_us IS NULL OR j.lease_until_us < ${now}) AND j.attempts < j.max_attempts
+        )
+        UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = attempts + 1
+        WHERE id IN (SELECT id FROM ranked WHERE slot <= ${perKey} ORDER BY slot, run_at_us LIMIT ${limit})
+          AND state = 'pending' AND (lease_until_us IS NULL OR lease_until_us < ${now})
+        RETURNING *`.execute(db);
+    if (this.dialect !== 'postgres') return (await update(this.db)).rows;
+    return this.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':jobs.fair-claim'))`.execute(trx);
+      return (await update(trx)).rows;
+    });
   }
 
   /**
@@ -75,7 +143,7 @@ export class JobQueue {
    * re-checked against the WHERE clause (READ COMMITTED re-evaluation), so a fresh lease is never
    * taken over; the UPDATE repeats the conditions as a second guard.
    */
-  private async claimPostgres(workerId: string, kinds: string[], limit: number, now: number, lease: number): Promise<JobRow[]> {
+  private async claimPostgres(workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
     const kindList = sql.join(kinds.map((k) => sql`${k}`));
     const res = await sql<JobRow>`
       WITH due AS MATERIALIZED (
@@ -94,12 +162,12 @@ export class JobQueue {
   }
 
   /** SQLite: one writer at a time, so the UPDATE with its subquery is atomic. */
-  private async claimSqlite(workerId: string, kinds: string[], limit: number, now: number, lease: number): Promise<JobRow[]> {
+  private async claimSqlite(workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
     const due = this.db
       .selectFrom('jobs')
       .select('id')
       .where('state', '=', 'pending')
-      .where('kind', 'in', kinds)
+      .where('kind', 'in', [...kinds])
       .where('run_at_us', '<=', now)
       .where((eb) => eb.or([eb('lease_until_us', 'is', null), eb('lease_until_us', '<', now)]))
       .whereRef('attempts', '<', 'max_attempts')
@@ -119,13 +187,13 @@ export class JobQueue {
    * dead: running it again would exceed max_attempts, and a job that kills its worker every time
    * must not loop forever.
    */
-  private async buryAbandoned(kinds: string[]): Promise<void> {
+  private async buryAbandoned(kinds: readonly JobKind[]): Promise<void> {
     const now = nowUs();
     await this.db
       .updateTable('jobs')
       .set({ state: 'dead', lease_until_us: null, last_error: 'worker lost during the last attempt (lease expired)' })
       .where('state', '=', 'pending')
-      .where('kind', 'in', kinds)
+      .where('kind', 'in', [...kinds])
       .where('lease_until_us', '<', now)
       .whereRef('attempts', '>=', 'max_attempts')
       .execute();
@@ -186,11 +254,13 @@ export class JobQueue {
   }
 }
 
+/** Rows are claimed by kind, so a row's payload is its kind's (written by the typed `enqueue`). */
 function toClaimed(r: JobRow): ClaimedJob {
+  const payload: JobPayloads[JobKind] = JSON.parse(r.payload);
   return {
     id: Number(r.id),
-    kind: r.kind,
-    payload: JSON.parse(r.payload) as unknown,
+    kind: r.kind as JobKind,
+    payload,
     attempt: Number(r.attempts),
     maxAttempts: Number(r.max_attempts),
     lockedBy: r.locked_by ?? '',

@@ -1,27 +1,39 @@
 /**
- * Runs claimed jobs with registered handlers. One worker per process; it polls the queue, runs up
- * to `concurrency` jobs at once (a slow job never holds up the others' polling), keeps each
- * running job's lease alive with a heartbeat, retries failures with backoff and stops cleanly on
- * shutdown.
+ * Runs claimed jobs with registered handlers. One worker per process. It polls the queue when woken
+ * (a job enqueued in this process or, on PostgreSQL, announced by NOTIFY from any node; a job of
+ * its own finishing) and on a timer as the fallback, and keeps polling at once while polls find
+ * work. Jobs run in lanes: a shared pool, and lanes of their own for kinds that ask for one (so a
+ * flood of webhook deliveries cannot hold up expiry or byte reclaiming). A running job's lease is
+ * kept alive by a fenced heartbeat; failures are retried with backoff; stop() is clean.
  */
 import os from 'node:os';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
+import type { JobKind, JobPayloads } from './kinds.js';
 import { backoffMs, type ClaimedJob, type JobQueue } from './queue.js';
+import { localEnqueues } from './wake.js';
 
-export interface JobHandler {
+export interface JobHandler<K extends JobKind = JobKind> {
   /** Does the work. Throwing schedules a retry; it must be safe to run twice (at-least-once). */
-  run(payload: unknown, job: ClaimedJob): Promise<void>;
+  run(payload: JobPayloads[K], job: ClaimedJob<K>): Promise<void>;
   /** Lease length. The heartbeat renews it while the job runs, so it bounds only crash recovery. */
   leaseMs?: number;
   /** Backoff for the next attempt; defaults to exponential with jitter. */
   retryInMs?(attempt: number): number;
   /**
-   * Most jobs of this kind this process runs at once, so slow work (a receiver that lets every
-   * webhook time out) cannot take every slot from the rest. Default: no cap besides the worker's.
+   * Slots of this kind's own on this node, instead of a share of the worker's pool: slow work (a
+   * receiver that lets every webhook time out) then never takes the other kinds' slots.
    */
-  maxConcurrent?: number;
+  concurrency?: number;
+  /**
+   * Most jobs of this kind with the same fair key (EnqueueOptions.fairKey) running at once across
+   * all nodes. Claims skip saturated keys and take the others in turns.
+   */
+  perKeyLimit?: number;
 }
+
+/** The typed table a feature returns: each kind with the handler of its payload type. */
+export type JobHandlers = { [K in JobKind]?: JobHandler<K> };
 
 /** Thrown by a handler when retrying cannot help: the job is marked dead at once. */
 export class JobGiveUpError extends Error {
@@ -31,36 +43,73 @@ export class JobGiveUpError extends Error {
   }
 }
 
+/** Thrown by a handler that knows when trying again makes sense (instead of the backoff). */
+export class JobRetryLaterError extends Error {
+  constructor(
+    message: string,
+    readonly retryInMs: number,
+  ) {
+    super(message);
+    this.name = 'JobRetryLaterError';
+  }
+}
+
 const DEFAULT_LEASE_MS = 60_000;
+
+interface Lane {
+  slots: number;
+  running: number;
+}
+
+/** Kinds claimed together: same lane, lease and per-key limit. */
+interface ClaimGroup {
+  lane: Lane;
+  kinds: JobKind[];
+  leaseMs: number;
+  perKeyLimit: number | undefined;
+}
 
 export class Worker {
   readonly id = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
-  private readonly handlers = new Map<string, JobHandler>();
+  private readonly handlers = new Map<JobKind, JobHandler>();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly runningByKind = new Map<string, number>();
+  private readonly shared: Lane;
+  private groups: ClaimGroup[] | null = null;
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
   private pollAgain = false;
   private started = false;
   private stopping = false;
+  private unsubscribe: (() => void) | null = null;
 
   constructor(
     private readonly queue: JobQueue,
     private readonly log: Logger,
     private readonly pollMs: number,
-    private readonly concurrency = 4,
-  ) {}
+    concurrency = 4,
+  ) {
+    this.shared = { slots: concurrency, running: 0 };
+  }
 
-  register(kind: string, handler: JobHandler): void {
+  register<K extends JobKind>(kind: K, handler: JobHandler<K>): void {
     this.handlers.set(kind, handler);
+    this.groups = null;
+  }
+
+  registerAll(handlers: JobHandlers): void {
+    for (const kind of Object.keys(handlers) as JobKind[]) {
+      const handler = handlers[kind];
+      if (handler) this.register(kind, handler);
+    }
   }
 
   start(): void {
     this.started = true;
+    this.unsubscribe = localEnqueues.on(() => this.poke());
     this.schedule(0);
   }
 
-  /** Asks for an immediate poll (after enqueueing work this process could run now). */
+  /** Asks for an immediate poll: work this process could run may be due. */
   poke(): void {
     if (!this.started || this.stopping) return;
     if (this.polling) {
@@ -72,6 +121,7 @@ export class Worker {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.polling;
@@ -83,58 +133,73 @@ export class Worker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.polling = this.poll().finally(() => {
-        this.polling = null;
-        if (this.stopping) return;
-        const again = this.pollAgain;
-        this.pollAgain = false;
-        this.schedule(again ? 0 : this.pollMs);
-      });
+      let claimed = 0;
+      this.polling = this.poll()
+        .then((n) => void (claimed = n))
+        .finally(() => {
+          this.polling = null;
+          if (this.stopping) return;
+          // A poll that found work may have left more due: look again while a slot is free.
+          // With every slot busy, the next job to finish pokes.
+          const again = this.pollAgain || (claimed > 0 && this.hasFreeSlot());
+          this.pollAgain = false;
+          this.schedule(again ? 0 : this.pollMs);
+        });
     }, ms);
   }
 
-  private async poll(): Promise<void> {
-    let free = this.concurrency - this.inFlight.size;
-    if (free <= 0) return;
-    // One claim per lease length; a capped kind is claimed on its own, up to its free share.
-    const groups = new Map<string, { lease: number; kinds: string[]; cap: number | null }>();
+  private hasFreeSlot(): boolean {
+    return this.claimGroups().some((g) => g.lane.running < g.lane.slots);
+  }
+
+  /** One claim per lane, lease and per-key limit. */
+  private claimGroups(): ClaimGroup[] {
+    if (this.groups) return this.groups;
+    const byKey = new Map<string, ClaimGroup>();
     for (const [kind, h] of this.handlers) {
-      const lease = h.leaseMs ?? DEFAULT_LEASE_MS;
-      const key = h.maxConcurrent ? `kind:${kind}` : `lease:${lease}`;
-      const g = groups.get(key) ?? { lease, kinds: [], cap: h.maxConcurrent ? h.maxConcurrent - (this.runningByKind.get(kind) ?? 0) : null };
-      g.kinds.push(kind);
-      groups.set(key, g);
+      const leaseMs = h.leaseMs ?? DEFAULT_LEASE_MS;
+      const own = h.concurrency !== undefined;
+      const key = own ? `kind:${kind}` : `shared:${leaseMs}:${h.perKeyLimit ?? ''}`;
+      const group = byKey.get(key) ?? { lane: own ? { slots: h.concurrency ?? 0, running: 0 } : this.shared, kinds: [], leaseMs, perKeyLimit: h.perKeyLimit };
+      group.kinds.push(kind);
+      byKey.set(key, group);
     }
-    for (const { lease, kinds, cap } of groups.values()) {
-      if (free <= 0 || this.stopping) break;
-      const limit = cap === null ? free : Math.min(free, cap);
-      if (limit <= 0) continue;
+    this.groups = [...byKey.values()];
+    return this.groups;
+  }
+
+  /** Claims as many jobs as the lanes have free slots and starts them; returns how many. */
+  private async poll(): Promise<number> {
+    let claimed = 0;
+    for (const group of this.claimGroups()) {
+      if (this.stopping) break;
+      const free = group.lane.slots - group.lane.running;
+      if (free <= 0) continue;
       let jobs: ClaimedJob[];
       try {
-        jobs = await this.queue.claim(this.id, kinds, limit, lease);
+        jobs = await this.queue.claim(this.id, { kinds: group.kinds, limit: free, leaseMs: group.leaseMs, ...(group.perKeyLimit !== undefined ? { perKeyLimit: group.perKeyLimit } : {}) });
       } catch (err) {
         this.log.error({ err }, 'job claim failed');
-        return;
+        return claimed;
       }
-      free -= jobs.length;
-      for (const job of jobs) this.track(this.runOne(job, lease));
+      claimed += jobs.length;
+      group.lane.running += jobs.length;
+      for (const job of jobs) this.track(this.runOne(job, group));
     }
-    // Every slot filled: more may be due, so look again as soon as one frees up.
-    if (free <= 0) this.pollAgain = true;
+    return claimed;
   }
 
   private track(p: Promise<void>): void {
     this.inFlight.add(p);
     void p.finally(() => {
       this.inFlight.delete(p);
-      if (this.pollAgain && !this.polling && !this.stopping) this.poke();
+      this.poke(); // a slot is free, and a per-key limit may have room again
     });
   }
 
-  private async runOne(job: ClaimedJob, leaseMs: number): Promise<void> {
+  private async runOne(job: ClaimedJob, group: ClaimGroup): Promise<void> {
     const handler = this.handlers.get(job.kind);
-    if (!handler) return;
-    this.runningByKind.set(job.kind, (this.runningByKind.get(job.kind) ?? 0) + 1);
+    const leaseMs = group.leaseMs;
     const heartbeat = setInterval(() => {
       this.queue.extend(job, leaseMs).then(
         (ok) => ok || this.log.warn({ job: job.id, kind: job.kind }, 'job lease lost while running'),
@@ -143,6 +208,7 @@ export class Worker {
     }, Math.max(50, Math.floor(leaseMs / 3)));
     heartbeat.unref();
     try {
+      if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
       await handler.run(job.payload, job);
       clearInterval(heartbeat);
       const ok = await this.queue.complete(job);
@@ -150,13 +216,13 @@ export class Worker {
     } catch (err) {
       clearInterval(heartbeat);
       const giveUp = err instanceof JobGiveUpError;
-      const delay = giveUp ? 0 : handler.retryInMs ? handler.retryInMs(job.attempt) : backoffMs(job.attempt);
+      const delay = giveUp ? 0 : err instanceof JobRetryLaterError ? err.retryInMs : handler?.retryInMs ? handler.retryInMs(job.attempt) : backoffMs(job.attempt);
       const message = err instanceof Error ? err.message : String(err);
       const outcome = await this.queue.fail(job, message, delay, giveUp).catch(() => 'unknown');
       this.log.warn({ job: job.id, kind: job.kind, attempt: job.attempt, outcome, err: message }, 'job failed');
     } finally {
       clearInterval(heartbeat);
-      this.runningByKind.set(job.kind, (this.runningByKind.get(job.kind) ?? 1) - 1);
+      group.lane.running--;
     }
   }
 }

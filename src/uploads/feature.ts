@@ -36,13 +36,10 @@ export function uploadsFeature(ctx: AppContext): Feature {
     },
     jobs: {
       [MULTIPART_EXPIRE_JOB]: {
-        run: async (payload) => {
-          const p = payload as { uuid: string; parts: number };
-          await multipart.expire(p.uuid, p.parts);
-        },
+        run: (p) => multipart.expire(p.uuid, p.parts),
       },
       [FROM_URL_FETCH_JOB]: fetchJob(ctx, tasks, client),
-      [FROM_URL_FORGET_JOB]: { run: async (payload) => tasks.forget((payload as { token: string }).token) },
+      [FROM_URL_FORGET_JOB]: { run: (p) => tasks.forget(p.token) },
     },
   };
 }

@@ -4,15 +4,21 @@
  * secret, record the attempt, and let the queue retry anything but a 2xx with growing delays
  * until webhookRetryForMs after the event. Refusals by policy (a blocked address, a malformed
  * URL) are recorded and given up at once: retrying cannot change the answer.
+ *
+ * Fairness: deliveries run in slots of their own (webhookConcurrency per node), at most
+ * webhookConcurrencyPerProject of one project at once over all nodes (the claim skips a saturated
+ * project), and a target that keeps failing is cut off by its circuit breaker (breaker.ts): its
+ * deliveries are rescheduled, with the reason in the attempt log, instead of each waiting out
+ * the timeout.
  */
 import { performance } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
 import { isAppError } from '../core/errors.js';
 import { nowUs } from '../core/time.js';
-import { backoffMs, type ClaimedJob } from '../jobs/queue.js';
-import { JobGiveUpError, type JobHandler } from '../jobs/worker.js';
+import { backoffMs } from '../jobs/queue.js';
+import { JobGiveUpError, JobRetryLaterError, type JobHandler } from '../jobs/worker.js';
 import { OutboundClient } from '../net/outbound.js';
-import type { DeliveryJob } from './dispatch.js';
+import { TargetBreakers } from './breaker.js';
 import type { WebhookRepo } from './repo.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
@@ -34,7 +40,7 @@ interface Attempt {
   permanent: boolean;
 }
 
-export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler {
+export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'webhook.deliver'> {
   const cfg = ctx.config;
   const client = new OutboundClient({
     allowCidrs: cfg.outboundAllow,
@@ -44,26 +50,44 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler 
     userAgent: 'Stowage-Webhooks/0.7',
   });
   const retryInMs = (attempt: number) => backoffMs(attempt, cfg.webhookRetryBaseMs, cfg.webhookRetryMaxMs);
+  const breakers = new TargetBreakers({
+    threshold: cfg.webhookBreakerFailures,
+    coolDownMs: cfg.webhookBreakerCooldownMs,
+    maxCoolDownMs: Math.max(cfg.webhookBreakerCooldownMs, cfg.webhookRetryMaxMs),
+    // The probe's answer is known within one timeout.
+    probeWaitMs: cfg.webhookTimeoutMs,
+  });
 
   return {
     // The heartbeat renews it while a slow receiver holds the request; after a crash the
     // delivery is picked up again this long after the last renewal.
     leaseMs: cfg.webhookTimeoutMs + 2000,
     retryInMs,
-    // Half the worker's slots at most: a receiver that lets every request time out must not
-    // hold up expiry, byte reclaiming and the other jobs.
-    maxConcurrent: 4,
-    async run(payload: unknown, job: ClaimedJob): Promise<void> {
-      const d = payload as DeliveryJob;
+    // Slots of their own: a receiver that lets every request time out must not hold up expiry,
+    // byte reclaiming and the other jobs.
+    concurrency: cfg.webhookConcurrency,
+    perKeyLimit: cfg.webhookConcurrencyPerProject,
+    async run(d, job): Promise<void> {
       const sub = await repo.get(d.projectId, d.subscriptionId);
       // Unsubscribed or deactivated since the event: the user no longer wants it.
       if (!sub || !sub.isActive) return;
+      const giveUpAtUs = d.eventUs + cfg.webhookRetryForMs * 1000;
+      const verdict = breakers.check(sub.targetUrl);
+      if (!verdict.send) {
+        const nextUs = nowUs() + verdict.retryInMs * 1000;
+        const why = `${verdict.why}; not sent, next attempt after ${new Date(nextUs / 1000).toISOString()}`;
+        await repo.recordDelivery({ webhookId: sub.id, projectId: d.projectId, event: d.event, eventId: d.eventId, attempt: job.attempt, targetUrl: sub.targetUrl, startedUs: nowUs(), durationMs: 0, status: null, success: false, error: why, responseExcerpt: null });
+        if (nextUs > giveUpAtUs) throw new JobGiveUpError(`gave up after ${job.attempt} attempts: ${verdict.why}`);
+        throw new JobRetryLaterError(verdict.why, verdict.retryInMs);
+      }
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (sub.signingSecret) headers[SIGNATURE_HEADER] = signatureHeader(sub.signingSecret, d.body);
       const startedUs = nowUs();
       const t0 = performance.now();
       const result = await attempt(client, sub.targetUrl, headers, d.body);
       const success = result.status !== null && result.status >= 200 && result.status < 300;
+      // The target's health: it answered (a 4xx is an answer). A refusal by policy says nothing about it.
+      if (!result.permanent) breakers.record(sub.targetUrl, result.status !== null && result.status < 500, result.error ?? `HTTP ${result.status}`);
       await repo.recordDelivery({
         webhookId: sub.id,
         projectId: d.projectId,
@@ -82,7 +106,6 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler 
       const reason = result.error ?? `HTTP ${result.status}`;
       if (result.permanent) throw new JobGiveUpError(`refused: ${reason}`);
       // Give up when even the shortest next delay lands past the retry window.
-      const giveUpAtUs = d.eventUs + cfg.webhookRetryForMs * 1000;
       const soonestNextUs = nowUs() + (Math.min(cfg.webhookRetryMaxMs, cfg.webhookRetryBaseMs * 2 ** (job.attempt - 1)) / 2) * 1000;
       if (soonestNextUs > giveUpAtUs) throw new JobGiveUpError(`gave up after ${job.attempt} attempts: ${reason}`);
       throw new Error(reason);

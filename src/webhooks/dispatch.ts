@@ -5,39 +5,27 @@
  * key per (event job, subscription): a fan-out retried after a crash enqueues no duplicates.
  */
 import type { AppContext } from '../context.js';
-import type { FileEvent } from '../core/events.js';
 import { nowUs } from '../core/time.js';
 import { ProjectRepo } from '../db/projects.js';
-import { enqueue, type ClaimedJob } from '../jobs/queue.js';
+import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
+import { enqueue } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { buildPayload } from './payload.js';
 import type { WebhookRepo } from './repo.js';
 
-export const DELIVERY_JOB = 'webhook.deliver';
-
 /** Deliveries are bounded by time (webhookRetryForMs), not by count; this is only a backstop. */
 const DELIVERY_MAX_ATTEMPTS = 1000;
 
-export interface DeliveryJob {
-  subscriptionId: number;
-  projectId: number;
-  event: string;
-  /** Id of the event.file job: ties the attempts of one event together. */
-  eventId: number;
-  /** When the change committed; retries stop webhookRetryForMs after it. */
-  eventUs: number;
-  /** The exact JSON body; signed as is at send time. */
-  body: string;
-}
+/** Deliveries of one project share its concurrency limit (webhookConcurrencyPerProject). */
+export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
-export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler {
+export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'event.file'> {
   const projects = new ProjectRepo(ctx.db.kysely);
   return {
     // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
     // quick pick-up after a crash.
     leaseMs: 10_000,
-    async run(payload: unknown, job: ClaimedJob): Promise<void> {
-      const event = payload as FileEvent;
+    async run(event, job): Promise<void> {
       const subs = await repo.activeFor(event.projectId, event.event);
       if (subs.length === 0) return;
       const [file, project] = await Promise.all([ctx.files.repo.get(event.projectId, event.uuid), projects.byId(event.projectId)]);
@@ -49,11 +37,16 @@ export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler {
       await ctx.db.kysely.transaction().execute(async (trx) => {
         for (const subscription of subs) {
           const body = JSON.stringify(buildPayload({ event, subscription, projectPubKey: project.pubKey, file, bases: ctx.bases }));
-          const delivery: DeliveryJob = { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };
-          await enqueue(trx, { kind: DELIVERY_JOB, payload: delivery, uniqueKey: `deliver:${job.id}:${subscription.id}`, maxAttempts: DELIVERY_MAX_ATTEMPTS });
+          const delivery: WebhookDeliveryPayload = { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };
+          await enqueue(trx, {
+            kind: 'webhook.deliver',
+            payload: delivery,
+            uniqueKey: `deliver:${job.id}:${subscription.id}`,
+            maxAttempts: DELIVERY_MAX_ATTEMPTS,
+            fairKey: deliveryFairKey(event.projectId),
+          });
         }
       });
-      ctx.worker.poke();
     },
   };
 }

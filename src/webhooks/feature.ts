@@ -1,11 +1,10 @@
 /** Webhook subscriptions (REST), the fan-out of file events to subscriptions, delivery, housekeeping. */
 import type { AppContext } from '../context.js';
-import { FILE_EVENT_JOB } from '../core/events.js';
 import type { Feature } from '../feature.js';
 import { webhookRoutes } from './rest.js';
-import { DELIVERY_JOB, fanOutHandler } from './dispatch.js';
+import { fanOutHandler } from './dispatch.js';
 import { deliveryHandler } from './deliver.js';
-import { PRUNE_JOB, pruneHandler, PRUNE_PERIOD_MS } from './maintenance.js';
+import { pruneHandler, PRUNE_PERIOD_MS } from './maintenance.js';
 import { WebhookRepo } from './repo.js';
 
 export function webhooksFeature(ctx: AppContext): Feature {
@@ -15,11 +14,11 @@ export function webhooksFeature(ctx: AppContext): Feature {
     restRoutes: webhookRoutes(ctx, repo),
     jobs: {
       // The consumer of file events (core/events.ts): fan-out to subscriptions, then one job per delivery.
-      [FILE_EVENT_JOB]: fanOutHandler(ctx, repo),
-      [DELIVERY_JOB]: deliveryHandler(ctx, repo),
-      [PRUNE_JOB]: pruneHandler(ctx, repo),
+      'event.file': fanOutHandler(ctx, repo),
+      'webhook.deliver': deliveryHandler(ctx, repo),
+      'webhooks.prune': pruneHandler(ctx, repo),
     },
     // First proposal a little after start (migrations done, listeners up), then once per period.
-    schedules: [{ kind: PRUNE_JOB, periodMs: PRUNE_PERIOD_MS, firstAfterMs: 10_000 }],
+    schedules: [{ kind: 'webhooks.prune', periodMs: PRUNE_PERIOD_MS, firstAfterMs: 10_000 }],
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The durable queue against the real metadata store (SQLite file, or a PostgreSQL schema): several
  * independent connections claiming at once never share a job, leases are fenced and expire, a job
- * whose worker keeps dying ends dead, and a running job's heartbeat keeps others off it.
+ * whose worker keeps dying ends dead, a running job's heartbeat keeps others off it, per-key
+ * limits hold across connections, and workers pick jobs up when woken rather than at the next poll.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,7 +13,15 @@ import { openDb, type Db } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrations.js';
 import { enqueue, JobQueue } from '../../src/jobs/queue.js';
 import { JobGiveUpError, Worker } from '../../src/jobs/worker.js';
-import { newSchema } from '../helpers/server.js';
+import { listenForJobs } from '../../src/jobs/wake.js';
+import { newSchema, usingPostgres } from '../helpers/server.js';
+
+// Kinds of these tests only, added to the typed table the way a feature's kind would be.
+declare module '../../src/jobs/kinds.js' {
+  interface JobPayloads {
+    [testKind: `test.${string}`]: unknown;
+  }
+}
 
 const log = pino({ level: 'silent' });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-jobs-'));
@@ -52,7 +61,7 @@ describe('claiming', () => {
     await Promise.all(
       queues.map(async (q, w) => {
         for (let empty = 0; empty < 3; ) {
-          const jobs = await q.claim(`w${w}`, [kind], 5, 60_000);
+          const jobs = await q.claim(`w${w}`, { kinds: [kind], limit: 5, leaseMs: 60_000 });
           if (jobs.length === 0) {
             empty++;
             continue;
@@ -75,11 +84,11 @@ describe('claiming', () => {
     const id = await newJob('test.lease');
     const a = new JobQueue(db.kysely, db.dialect);
     const b = new JobQueue((await connect()).kysely, db.dialect);
-    const [first] = await a.claim('A', ['test.lease'], 1, 300);
+    const [first] = await a.claim('A', { kinds: ['test.lease'], limit: 1, leaseMs: 300 });
     expect(first?.id).toBe(id);
-    expect(await b.claim('B', ['test.lease'], 1, 300)).toEqual([]);
+    expect(await b.claim('B', { kinds: ['test.lease'], limit: 1, leaseMs: 300 })).toEqual([]);
     await sleep(400); // A "died": its lease ran out
-    const [second] = await b.claim('B', ['test.lease'], 1, 60_000);
+    const [second] = await b.claim('B', { kinds: ['test.lease'], limit: 1, leaseMs: 60_000 });
     expect(second).toMatchObject({ id, attempt: 2, lockedBy: 'B' });
     expect(await a.complete(first!)).toBe(false);
     expect(await a.fail(first!, 'late', 0)).toBe('lost');
@@ -92,11 +101,11 @@ describe('claiming', () => {
   it('a job whose worker died on its last attempt is dead, not run again', async () => {
     const id = await newJob('test.poison', 2);
     const q = new JobQueue(db.kysely, db.dialect);
-    expect((await q.claim('A', ['test.poison'], 1, 50)).map((j) => j.attempt)).toEqual([1]);
+    expect((await q.claim('A', { kinds: ['test.poison'], limit: 1, leaseMs: 50 })).map((j) => j.attempt)).toEqual([1]);
     await sleep(100);
-    expect((await q.claim('A', ['test.poison'], 1, 50)).map((j) => j.attempt)).toEqual([2]);
+    expect((await q.claim('A', { kinds: ['test.poison'], limit: 1, leaseMs: 50 })).map((j) => j.attempt)).toEqual([2]);
     await sleep(100);
-    expect(await q.claim('A', ['test.poison'], 1, 50)).toEqual([]);
+    expect(await q.claim('A', { kinds: ['test.poison'], limit: 1, leaseMs: 50 })).toEqual([]);
     const r = await row(id);
     expect(r.state).toBe('dead');
     expect(r.last_error).toContain('lease expired');
@@ -156,5 +165,120 @@ describe('workers', () => {
     await w.stop();
     expect(await row(flaky)).toMatchObject({ state: 'done', attempts: 3 });
     expect(await row(hopeless)).toMatchObject({ state: 'dead', attempts: 1, last_error: 'no point' });
+  });
+});
+
+describe('fair claims (per-key limits)', () => {
+  const kind = 'test.fair';
+  const fair = (q: JobQueue, worker: string, limit: number) => q.claim(worker, { kinds: [kind], limit, leaseMs: 60_000, perKeyLimit: 2 });
+
+  it('a key with a backlog gets at most its limit, over every connection, and the other keys get the rest', async () => {
+    for (let i = 0; i < 30; i++) await enqueue(db.kysely, { kind, payload: `a${i}`, fairKey: 'A' });
+    await enqueue(db.kysely, { kind, payload: 'b0', fairKey: 'B' });
+    await enqueue(db.kysely, { kind, payload: 'c0', fairKey: 'C' });
+    const q1 = new JobQueue(db.kysely, db.dialect);
+    const q2 = new JobQueue((await connect()).kysely, db.dialect);
+    // The 30 A jobs are older, yet one claim takes the keys in turns.
+    const first = await fair(q1, 'n1', 3);
+    expect(first.map((j) => j.payload)).toEqual(['a0', 'b0', 'c0']);
+    // Another node sees A's running job: one more A, not three.
+    const second = await fair(q2, 'n2', 3);
+    expect(second.map((j) => j.payload)).toEqual(['a1']);
+    // A is saturated everywhere: free slots do not take more of it.
+    expect(await fair(q1, 'n1', 10)).toEqual([]);
+    expect(await fair(q2, 'n2', 10)).toEqual([]);
+    // One A finishes: exactly one more may start.
+    expect(await q1.complete(first[0]!)).toBe(true);
+    expect((await fair(q2, 'n2', 10)).map((j) => j.payload)).toEqual(['a2']);
+    // A failure retried later frees its slot too, and is not due yet.
+    expect(await q2.fail(second[0]!, 'boom', 60_000)).toBe('retry');
+    expect((await fair(q1, 'n1', 10)).map((j) => j.payload)).toEqual(['a3']);
+  });
+
+  it('a key whose jobs lost their lease (dead worker) is not counted as running', async () => {
+    const k = 'test.fair-expired';
+    for (let i = 0; i < 3; i++) await enqueue(db.kysely, { kind: k, payload: i, fairKey: 'X' });
+    const q = new JobQueue(db.kysely, db.dialect);
+    expect(await q.claim('dies', { kinds: [k], limit: 5, leaseMs: 100, perKeyLimit: 2 })).toHaveLength(2);
+    await sleep(200);
+    const again = await q.claim('lives', { kinds: [k], limit: 5, leaseMs: 60_000, perKeyLimit: 2 });
+    expect(again.map((j) => j.payload).sort()).toEqual([0, 1]);
+  });
+});
+
+describe('pick-up without waiting for a poll', () => {
+  const POLL_MS = 60_000; // a job picked up within seconds was not found by the timer
+
+  /**
+   * A worker as app.ts makes one: on the process's own store handle (on SQLite one connection, so
+   * a claim waits for an open transaction to end) and, on PostgreSQL, woken by LISTEN.
+   */
+  async function idleWorker(kinds: string[], runs: string[], opts: { concurrency?: number } = {}): Promise<Worker> {
+    const w = new Worker(new JobQueue(db.kysely, db.dialect), log, POLL_MS);
+    if (usingPostgres()) {
+      const listener = listenForJobs(process.env['STOWAGE_DATABASE_URL']!, schema, () => w.poke(), log);
+      const stop = w.stop.bind(w);
+      w.stop = async () => {
+        await listener.close();
+        await stop();
+      };
+    }
+    for (const kind of kinds) {
+      w.register(kind as 'test.x', {
+        ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+        run: async (payload) => {
+          await sleep(20);
+          runs.push(String(payload));
+        },
+      });
+    }
+    w.start();
+    await sleep(300); // its first poll is over: from now on only a wake-up (or a minute) makes it look
+    return w;
+  }
+
+  it('a job enqueued in this process runs at once, after its transaction commits', async () => {
+    const runs: string[] = [];
+    const w = await idleWorker(['test.wake'], runs);
+    try {
+      await db.kysely.transaction().execute(async (trx) => {
+        await enqueue(trx, { kind: 'test.wake', payload: 'in-trx' });
+        await sleep(300); // still uncommitted: nothing can run it yet
+        expect(runs).toEqual([]);
+      });
+      for (let i = 0; i < 50 && runs.length === 0; i++) await sleep(100);
+      expect(runs).toEqual(['in-trx']);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('a lane of its own keeps claiming while there is work (20 jobs, 2 slots, one poll a minute)', async () => {
+    const runs: string[] = [];
+    const w = await idleWorker(['test.lane', 'test.lane-other'], runs, { concurrency: 2 });
+    try {
+      await db.kysely.transaction().execute(async (trx) => {
+        for (let i = 0; i < 20; i++) await enqueue(trx, { kind: 'test.lane', payload: `j${i}` });
+      });
+      for (let i = 0; i < 100 && runs.length < 20; i++) await sleep(100);
+      expect(runs.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `j${i}`).sort());
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it.skipIf(!usingPostgres())('PostgreSQL: a job committed by another node wakes this one (LISTEN/NOTIFY)', async () => {
+    const runs: string[] = [];
+    const w = await idleWorker(['test.notify'], runs);
+    try {
+      const other = await connect(); // another node: its enqueue does not signal this process's workers
+      await other.kysely.transaction().execute(async (trx) => {
+        await enqueue(trx, { kind: 'test.notify', payload: 'from-elsewhere' });
+      });
+      for (let i = 0; i < 50 && runs.length === 0; i++) await sleep(100);
+      expect(runs).toEqual(['from-elsewhere']);
+    } finally {
+      await w.stop();
+    }
   });
 });

@@ -20,6 +20,9 @@ export interface Receiver {
   url: string;
   port: number;
   received: Received[];
+  /** Requests not answered or dropped yet, and the most there ever were at once. */
+  inFlight: number;
+  maxInFlight: number;
   /** The n-th request (0-based) is answered by script(n); default 200 "ok". */
   script: (n: number, req: Received) => Reply;
   waitFor(count: number, timeoutMs?: number, filter?: (r: Received) => boolean): Promise<Received[]>;
@@ -30,6 +33,9 @@ export async function startReceiver(script: (n: number, req: Received) => Reply 
   const received: Received[] = [];
   const hanging = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
+    receiver.inFlight++;
+    receiver.maxInFlight = Math.max(receiver.maxInFlight, receiver.inFlight);
+    res.on('close', () => receiver.inFlight--);
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
@@ -58,6 +64,8 @@ export async function startReceiver(script: (n: number, req: Received) => Reply 
     url: `http://127.0.0.1:${bound}/hook`,
     port: bound,
     received,
+    inFlight: 0,
+    maxInFlight: 0,
     script,
     async waitFor(count, timeoutMs = 20_000, filter = () => true) {
       const deadline = Date.now() + timeoutMs;

@@ -8,6 +8,7 @@ import { tokenUsage } from './0002_token_usage.js';
 import { groupsMigration } from './0003_groups.js';
 import { uploadsMigration } from './0004_uploads.js';
 import { webhooksMigration } from './0005_webhooks.js';
+import { jobFairKey } from './0006_job_fair_key.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -15,4 +16,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0003_groups', groupsMigration],
   ['0004_uploads', uploadsMigration],
   ['0005_webhooks', webhooksMigration],
+  ['0006_job_fair_key', jobFairKey],
 ];

@@ -1,15 +1,14 @@
 /**
  * The durable from_url fetch: downloads through the one OutboundClient (SSRF guard, redirect
  * re-checks, size and time caps) straight into the blob store, persisting progress as it goes,
- * then commits the file. The job's lease is renewed while it runs, so a short lease is safe and a
- * node killed mid-download hands the fetch to the next worker soon after.
+ * then commits the file. The worker's fenced heartbeat renews the job's lease while it runs, so a
+ * short lease is safe and a node killed mid-download hands the fetch to the next worker soon after.
  */
 import { Readable } from 'node:stream';
 import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
 import { apiInitiator } from '../../core/events.js';
 import { FileService } from '../../files/service.js';
-import { nowUs } from '../../core/time.js';
 import type { ClaimedJob } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { downloadErrors } from '../../net/errors.js';
@@ -19,31 +18,12 @@ import { filenameFor } from './filename.js';
 
 const PROGRESS_EVERY_MS = 500;
 
-export function fetchJob(ctx: AppContext, tasks: FromUrlTasks, client: OutboundClient): JobHandler {
-  const leaseMs = ctx.config.fromUrlLeaseMs;
+export function fetchJob(ctx: AppContext, tasks: FromUrlTasks, client: OutboundClient): JobHandler<'from_url.fetch'> {
   return {
-    leaseMs,
+    leaseMs: ctx.config.fromUrlLeaseMs,
     retryInMs: (attempt) => Math.min(60_000, 1000 * 2 ** attempt),
-    run: async (payload, job) => {
-      const token = (payload as { token: string }).token;
-      const heartbeat = setInterval(() => void renewLease(ctx, job, leaseMs), Math.max(250, Math.floor(leaseMs / 3)));
-      try {
-        await runFetch(ctx, tasks, client, token, job);
-      } finally {
-        clearInterval(heartbeat);
-      }
-    },
+    run: (payload, job) => runFetch(ctx, tasks, client, payload.token, job),
   };
-}
-
-async function renewLease(ctx: AppContext, job: ClaimedJob, leaseMs: number): Promise<void> {
-  await ctx.db.kysely
-    .updateTable('jobs')
-    .set({ lease_until_us: nowUs() + leaseMs * 1000 })
-    .where('id', '=', job.id)
-    .where('state', '=', 'pending')
-    .execute()
-    .catch((err: unknown) => ctx.log.warn({ err, job: job.id }, 'could not renew from_url lease'));
 }
 
 async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundClient, token: string, job: ClaimedJob): Promise<void> {
@@ -75,7 +55,6 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
       sourceUrl: opts.saveDuplicates ? task.source_url : null,
     });
     await tasks.succeed(token, file.uuid);
-    ctx.worker.poke();
   } catch (err) {
     // The URL or the remote side is at fault: a final answer for the client, no retry.
     if (isAppError(err) && err.status < 500 && !err.code.startsWith('DownloadFileHTTPNetwork')) return tasks.fail(token, err.code, err.message);

@@ -1,0 +1,99 @@
+// `node bench/webhooks.mjs` (after a build): webhook delivery throughput and latency to a local
+// receiver. A burst of BENCH_EVENTS file.stored events (batch store, 100 files a call) x 2
+// subscriptions: deliveries/s from the first store call to the last delivery, lost and duplicated
+// deliveries; then events on an idle server one at a time: API answer -> delivery, p50/p95.
+// SQLite by default; set STOWAGE_DATABASE_URL=postgres://… (and STOWAGE_DATABASE_SCHEMA) for PostgreSQL.
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { snapshotApp, stowage } from './servers.mjs';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const IDLE_SAMPLES = Number(process.env.BENCH_IDLE_SAMPLES ?? 30);
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-hooks-'));
+const dataDir = path.join(work, 'data');
+const BIN = snapshotApp(work);
+
+// The receiver: answers 200 at once, remembers every (subscription, file) it got and when.
+const got = new Map();
+let waiter = null;
+const receiver = http.createServer((req, res) => {
+  const parts = [];
+  req.on('data', (c) => parts.push(c));
+  req.on('end', () => {
+    const body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+    const key = `${body.hook.id}:${body.data.uuid}`;
+    got.set(key, [...(got.get(key) ?? []), performance.now()]);
+    res.writeHead(200).end('ok');
+    waiter?.();
+  });
+});
+await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+const target = `http://127.0.0.1:${receiver.address().port}`;
+const waitUntil = async (cond, timeoutMs) => {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => { waiter = r; setTimeout(r, 50); });
+  }
+};
+
+const s = await stowage(dataDir, { env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
+const rest = /REST API:\s+(\S+?)\/?\n/.exec(s.output())?.[1];
+const keys = JSON.parse(execFileSync(process.execPath, [BIN, 'project', 'create', '--name', 'bench', '--json'], { env: { ...process.env, STOWAGE_DATA_DIR: dataDir }, encoding: 'utf8' }));
+
+async function call(method, uri, body = '') {
+  const type = 'application/json';
+  const date = new Date().toUTCString();
+  const md5 = crypto.createHash('md5').update(body).digest('hex');
+  const sig = crypto.createHmac('sha1', keys.secret_key).update([method, md5, type, date, uri].join('\n')).digest('hex');
+  const r = await fetch(rest + uri, { method, headers: { 'content-type': type, accept: 'application/vnd.uploadcare-v0.7+json', date, authorization: `Uploadcare ${keys.public_key}:${sig}` }, ...(body ? { body } : {}) });
+  if (r.status >= 300) throw new Error(`${method} ${uri}: ${r.status} ${await r.text()}`);
+  return r.json();
+}
+async function upload(count, store) {
+  const form = new FormData();
+  form.append('UPLOADCARE_PUB_KEY', keys.public_key);
+  form.append('UPLOADCARE_STORE', store ? '1' : '0');
+  for (let i = 0; i < count; i++) form.append(`f${i}`, new Blob([`file ${i} ${Math.random()}`]), `f${i}.txt`);
+  const r = await fetch(`${s.upload}/base/`, { method: 'POST', body: form });
+  return Object.values(await r.json());
+}
+
+try {
+  const hooks = [];
+  for (const p of ['/a', '/b']) hooks.push((await call('POST', '/webhooks/', JSON.stringify({ target_url: target + p, event: 'file.stored' }))).id);
+  const uuids = [];
+  while (uuids.length < EVENTS) uuids.push(...(await upload(Math.min(100, EVENTS - uuids.length), false)));
+
+  const t0 = performance.now();
+  for (let i = 0; i < uuids.length; i += 100) await call('PUT', '/files/storage/', JSON.stringify(uuids.slice(i, i + 100)));
+  const stored = performance.now();
+  await waitUntil(() => got.size >= 2 * EVENTS, 600_000);
+  const last = Math.max(...[...got.values()].map((t) => t[0]));
+  await new Promise((r) => setTimeout(r, 2000)); // late duplicates would show up here
+  const duplicates = [...got.values()].filter((t) => t.length > 1).length;
+  console.log(`burst: ${EVENTS} file.stored x 2 subscriptions = ${2 * EVENTS} deliveries`);
+  console.log(`  store calls took ${(stored - t0).toFixed(0)} ms; last delivery ${(last - t0).toFixed(0)} ms after the first call`);
+  console.log(`  ${((2 * EVENTS) / ((last - t0) / 1000)).toFixed(0)} deliveries/s; lost ${2 * EVENTS - got.size}; duplicated ${duplicates}`);
+
+  await new Promise((r) => setTimeout(r, 3000)); // idle
+  const lat = [];
+  for (let i = 0; i < IDLE_SAMPLES; i++) {
+    const [uuid] = await upload(1, true);
+    const answered = performance.now();
+    const key = `${hooks[0]}:${uuid}`;
+    await waitUntil(() => got.has(key), 10_000);
+    lat.push(got.get(key)[0] - answered); // negative: delivered before the answer reached the client
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  lat.sort((a, b) => a - b);
+  const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))].toFixed(1);
+  console.log(`idle: upload with store=1 -> file.stored delivered, ${IDLE_SAMPLES} samples: p50 ${q(0.5)} ms, p95 ${q(0.95)} ms, max ${lat.at(-1).toFixed(1)} ms`);
+} finally {
+  await s.stop();
+  receiver.close();
+}

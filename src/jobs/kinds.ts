@@ -1,0 +1,53 @@
+/**
+ * The job table: every job kind and the type of its payload, declared once. `enqueue` only accepts
+ * a payload of its kind's type, and a handler registered for a kind receives that type, so no
+ * handler casts its payload. The kind strings are stored in the jobs table: never rename one
+ * (rows already in a database must still find their handler); add a new kind instead.
+ *
+ * Payloads are plain JSON data. The types live here (the kernel), not in the features that own
+ * the kinds, so the queue imports no feature.
+ */
+import type { FileEvent } from '../core/events.js';
+
+/** Payload of a job proposed once per period (jobs/periodic.ts). */
+export interface PeriodicPayload {
+  /** Which period: floor(now / period). */
+  slot: number;
+}
+
+/** One notification to one webhook subscription (webhooks feature). */
+export interface WebhookDeliveryPayload {
+  subscriptionId: number;
+  projectId: number;
+  event: string;
+  /** Id of the event.file job: ties the attempts of one event together. */
+  eventId: number;
+  /** When the change committed; retries stop webhookRetryForMs after it. */
+  eventUs: number;
+  /** The exact JSON body; signed as is at send time. */
+  body: string;
+}
+
+export interface JobPayloads {
+  /** A file event recorded with its change (core/events.ts); the webhooks feature fans it out. */
+  'event.file': FileEvent;
+  'webhook.deliver': WebhookDeliveryPayload;
+  /** Hourly: old webhook attempt records. */
+  'webhooks.prune': PeriodicPayload;
+  /** Hourly: finished jobs (jobs/maintenance.ts). */
+  'jobs.prune': PeriodicPayload;
+  /** The bytes of a removed file (files feature). */
+  'blob.delete': { projectId: number; uuid: string; blobKey: string };
+  /** Expiry of unstored files (files feature). */
+  'files.expire': PeriodicPayload;
+  /** Parts of an abandoned multipart upload (uploads feature). */
+  'multipart.expire': { uuid: string; parts: number };
+  /** A from_url download, and forgetting its token a day later (uploads feature). */
+  'from_url.fetch': { token: string };
+  'from_url.forget': { token: string };
+}
+
+export type JobKind = keyof JobPayloads;
+
+/** Kinds whose payload is a period slot: the only kinds a periodic schedule may propose. */
+export type PeriodicKind = { [K in JobKind]: JobPayloads[K] extends PeriodicPayload ? K : never }[JobKind];
