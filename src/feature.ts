@@ -3,10 +3,14 @@
  * `feature.ts` builds its services and RETURNS this object; app.ts hands the pieces to the three
  * servers and the job worker. Nothing is registered by mutating a server module.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import type { FileRecord } from './core/file-record.js';
 import type { CdnHandlers } from './http/cdn/server.js';
 import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
+import type { Plan } from './media/plan.js';
+import type { RenderResult } from './media/render.js';
 
 /** A Fastify plugin adding routes to one surface (REST routes run after authentication). */
 export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
@@ -22,3 +26,14 @@ export interface Feature {
   /** Jobs proposed once per period by every node; the queue keeps one per period. */
   schedules?: PeriodicSchedule[];
 }
+
+/*
+ * Services one feature hands another through features.ts (a feature imports no other feature's
+ * folder). Both come from the delivery feature.
+ */
+
+/** Answers a CDN request for one stored file: its original, or the rendition its plan asks for. */
+export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: FileRecord, request: { plan: Plan; filename: string | null }) => Promise<void>;
+
+/** Renders a stored image through the pipeline (copies with operations). */
+export type RenderStoredFile = (file: FileRecord, plan: Plan) => Promise<RenderResult>;

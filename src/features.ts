@@ -12,12 +12,12 @@ import { uploadsFeature } from './uploads/feature.js';
 import { webhooksFeature } from './webhooks/feature.js';
 
 export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
-  // Only a node that serves the CDN needs the image pipeline and its cache directory.
-  const delivery = ctx.config.only.includes('cdn') ? await deliveryFeature(ctx) : null;
+  // Every node renders (copies with operations); only a CDN node serves files and keeps a cache.
+  const delivery = await deliveryFeature(ctx, { serveCdn: ctx.config.only.includes('cdn') });
   return [
     filesFeature(ctx),
-    ...(delivery ? [delivery] : []),
-    groupsFeature(ctx, { deliver: delivery?.deliver ?? null }),
+    delivery,
+    groupsFeature(ctx, { deliver: delivery.deliver, render: delivery.render }),
     uploadsFeature(ctx),
     webhooksFeature(ctx),
   ];

@@ -16,8 +16,11 @@ export interface LocalCopy {
   release(): Promise<void>;
 }
 
-/** A local path for `key`; call `release()` when done (a no-op for stores with local files). */
-export async function openLocal(blobs: BlobStore, key: string): Promise<LocalCopy> {
+/**
+ * A local path for `key`; call `release()` when done (a no-op for stores with local files).
+ * `inMemory`: the blob's bytes when the caller already holds them, written instead of read again.
+ */
+export async function openLocal(blobs: BlobStore, key: string, inMemory?: Buffer): Promise<LocalCopy> {
   if (blobs.localPath) {
     const file = blobs.localPath(key);
     await fsp.access(file).catch(() => {
@@ -29,7 +32,7 @@ export async function openLocal(blobs: BlobStore, key: string): Promise<LocalCop
   await fsp.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `blob-${crypto.randomBytes(8).toString('hex')}`);
   try {
-    await pipeline(await blobs.get(key), fs.createWriteStream(tmp, { mode: 0o600 }));
+    await (inMemory ? fsp.writeFile(tmp, inMemory, { mode: 0o600 }) : pipeline(await blobs.get(key), fs.createWriteStream(tmp, { mode: 0o600 })));
   } catch (err) {
     await fsp.rm(tmp, { force: true });
     throw err;

@@ -6,14 +6,15 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
+import type { RenderStoredFile } from '../feature.js';
 import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { Initiator } from '../core/events.js';
 import type { ProjectRow } from '../core/projects.js';
-import { extensionOf, processFile } from './process.js';
+import { extensionOf } from './pattern.js';
 import { checkCopySize, type CopySource } from './source.js';
 
-export async function localCopy(ctx: AppContext, project: ProjectRow, src: CopySource, opts: { store: boolean; metadata: Record<string, string>; initiator: Initiator }): Promise<FileRecord> {
+export async function localCopy(ctx: AppContext, project: ProjectRow, src: CopySource, opts: { store: boolean; metadata: Record<string, string>; initiator: Initiator; render: RenderStoredFile }): Promise<FileRecord> {
   checkCopySize(ctx, src);
   const tooLarge = () => new AppError(400, 'BadRequest', 'Copying of large files is not supported at the moment.');
   const common = { store: opts.store, metadata: opts.metadata, initiator: opts.initiator, maxBytes: ctx.config.copyMaxBytes, onTooLarge: tooLarge };
@@ -22,7 +23,7 @@ export async function localCopy(ctx: AppContext, project: ProjectRow, src: CopyS
     const body = await ctx.blobs.get(src.file.blobKey as string);
     return ctx.files.ingest(project, body, { ...common, originalFilename: src.file.originalFilename, declaredType: src.file.declaredType });
   }
-  const out = await processFile(ctx, src.file, src.plan);
+  const out = await opts.render(src.file, src.plan);
   return ctx.files.ingest(project, Readable.from([out.body]), { ...common, originalFilename: renamed(src.file.originalFilename, extensionOf(out)), declaredType: out.contentType });
 }
 

@@ -10,6 +10,7 @@
  * Literal text between variables is kept; an unknown or unclosed variable is an invalid pattern.
  */
 import { AppError } from '../core/errors.js';
+import type { RenderResult } from '../media/render.js';
 
 export const VARIABLES = ['default', 'auto_filename', 'effects', 'filename', 'uuid', 'ext'] as const;
 export type PatternValues = Record<'uuid' | 'filename' | 'effects' | 'ext', string>;
@@ -35,4 +36,10 @@ export function expandPattern(pattern: string, v: PatternValues): string {
 /** `['-','resize','100x','-','format','png']` -> `/-/resize/100x/-/format/png`. */
 export function effectsForKey(ops: string[]): string {
   return ops.length === 0 ? '' : '/' + ops.join('/');
+}
+
+/** File extension (with the dot) of a rendition's format: `.jpg` for jpeg. */
+export function extensionOf(result: RenderResult): string {
+  const f = result.format.toLowerCase();
+  return f === 'jpeg' ? '.jpg' : `.${f}`;
 }

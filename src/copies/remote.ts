@@ -6,11 +6,11 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
+import type { RenderStoredFile } from '../feature.js';
 import { AppError } from '../core/errors.js';
 import { StorageRepo } from '../storages/repo.js';
 import { StorageWriter } from '../storages/s3.js';
-import { effectsForKey, expandPattern, validatePattern } from './pattern.js';
-import { extensionOf, processFile } from './process.js';
+import { effectsForKey, expandPattern, extensionOf, validatePattern } from './pattern.js';
 import { checkCopySize, type CopySource } from './source.js';
 
 export interface RemoteCopyResult {
@@ -18,13 +18,13 @@ export interface RemoteCopyResult {
   created: boolean;
 }
 
-export async function remoteCopy(ctx: AppContext, projectId: number, src: CopySource, opts: { target: string; makePublic: boolean; pattern: string | null }): Promise<RemoteCopyResult> {
+export async function remoteCopy(ctx: AppContext, projectId: number, src: CopySource, opts: { target: string; makePublic: boolean; pattern: string | null; render: RenderStoredFile }): Promise<RemoteCopyResult> {
   const storage = await new StorageRepo(ctx.db.kysely).byName(projectId, opts.target);
   if (!storage) throw new AppError(400, 'BadRequest', 'Project has no storage with provided name.');
   const pattern = opts.pattern ?? storage.pattern;
   validatePattern(pattern);
   checkCopySize(ctx, src);
-  const out = src.plan ? await processFile(ctx, src.file, src.plan) : null;
+  const out = src.plan ? await opts.render(src.file, src.plan) : null;
   const ext = out ? extensionOf(out) : path.extname(src.file.filename);
   const stem = src.file.filename.slice(0, src.file.filename.length - path.extname(src.file.filename).length);
   const key = expandPattern(pattern, { uuid: src.file.uuid, filename: stem, effects: effectsForKey(src.plan ? src.ops : []), ext });

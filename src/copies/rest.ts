@@ -1,6 +1,7 @@
 /** REST: POST /files/local_copy/ and POST /files/remote_copy/ (wire-reference §2.6). */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import type { RenderStoredFile } from '../feature.js';
 import { AppError } from '../core/errors.js';
 import { validateMetadata } from '../core/metadata.js';
 import { localCopy } from './local.js';
@@ -12,7 +13,8 @@ import { formOrJsonBody, sendJson } from '../http/common/json.js';
 
 const bad = (message: string) => new AppError(400, 'BadRequest', message);
 
-export function copyRoutes(ctx: AppContext) {
+/** `render`: the delivery feature's renderer, for sources with operations. */
+export function copyRoutes(ctx: AppContext, render: RenderStoredFile) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.post('/files/local_copy/', async (req, reply) => {
       const body = formOrJsonBody(req);
@@ -21,7 +23,7 @@ export function copyRoutes(ctx: AppContext) {
       const metadata = metadataOf(body['metadata']);
       const project = await projectOf(ctx, req.projectId);
       const initiator = { type: 'api' as const, detail: { request_id: req.id, addon_name: null, source_file_uuid: src.file.uuid } };
-      const file = await localCopy(ctx, project, src, { store, metadata, initiator });
+      const file = await localCopy(ctx, project, src, { store, metadata, initiator, render });
       ctx.worker.poke();
       reply.header('location', `${ctx.bases.rest}/files/${file.uuid}/`);
       return sendJson(reply, 201, { type: 'file', result: restFileJson(file, ctx.bases) });
@@ -36,7 +38,7 @@ export function copyRoutes(ctx: AppContext) {
       const makePublic = boolField(body['make_public'], 'make_public', true);
       const pattern = body['pattern'];
       if (pattern !== undefined && pattern !== null && typeof pattern !== 'string') throw bad(`Invalid pattern provided: \`${String(pattern)}\``);
-      const result = await remoteCopy(ctx, req.projectId, src, { target, makePublic, pattern: typeof pattern === 'string' ? pattern : null });
+      const result = await remoteCopy(ctx, req.projectId, src, { target, makePublic, pattern: typeof pattern === 'string' ? pattern : null, render });
       return sendJson(reply, result.created ? 201 : 200, { type: 'url', result: result.url });
     });
   };

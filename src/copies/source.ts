@@ -5,9 +5,8 @@
 import type { AppContext } from '../context.js';
 import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
-import { parseFileRef } from '../groups/file-ref.js';
+import { parseFileRef } from '../http/cdn/file-ref.js';
 import type { Plan } from '../media/plan.js';
-import { planOf } from './process.js';
 
 export interface CopySource {
   file: FileRecord;
@@ -29,10 +28,8 @@ export async function resolveSource(ctx: AppContext, projectId: number, raw: unk
   // A removed source is refused like an unknown one (spec: the source MUST NOT be deleted).
   if (!file || file.removedUs !== null || !file.blobKey) throw bad(BAD_SOURCE);
   if (!file.isReady) throw bad('File is not ready yet.');
-  const ops = ref.ops.map((s) => decodeURIComponent(s));
-  const plan = ops.length > 0 ? planOf(ops) : null;
-  if (plan?.info) throw bad(BAD_SOURCE);
-  return { file, ops, plan: plan && plan.isProcessing ? plan : null };
+  if (ref.plan.info) throw bad(BAD_SOURCE);
+  return { file, ops: ref.written.map((s) => decodeURIComponent(s)), plan: ref.plan.isProcessing ? ref.plan : null };
 }
 
 /** The spec's size limits: 100 MB with operations, 5 GB without (both configurable). */

@@ -1,44 +1,51 @@
 /**
- * CDN file delivery: the row (briefly cached), then the original bytes or a processed rendition
- * (result cache, bounded work queue: src/delivery/processed.ts). Group members (`nth`) are
- * delivered through the same `deliver` function, which app.ts hands to the groups feature.
+ * Delivery: rendering stored files, and on nodes that serve the CDN, file URLs. A file request
+ * (one typed request, src/http/cdn/url.ts) is answered from the row (briefly cached) with the
+ * original bytes when its plan does no processing, else with a rendition (result cache, bounded
+ * work queue: processed.ts). Group members (`nth`) are delivered through the same `deliver`, and
+ * copies render through the same `render`; features.ts hands both on.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
-import type { FileRecord } from '../core/file-record.js';
-import type { Feature } from '../feature.js';
+import type { DeliverFile, Feature, RenderStoredFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
-import { splitDeliveryOps } from './delivery-ops.js';
 import { FileLookup } from './lookup.js';
-import { originalsFor } from './originals.js';
+import { OriginalsCache } from './originals.js';
 import { createProcessedHandler } from './processed.js';
 import { sendOriginal } from './raw.js';
-import type { FileTarget } from '../http/cdn/server.js';
+import { StoredFileRenderer } from './render-file.js';
+import { StoredSources } from './source-file.js';
 
-export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget) => Promise<void>;
+export interface DeliveryFeature extends Feature {
+  /** Present on nodes that serve the CDN. */
+  deliver: DeliverFile | null;
+  render: RenderStoredFile;
+}
 
-export async function deliveryFeature(ctx: AppContext): Promise<Feature & { deliver: DeliverFile }> {
+export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean }): Promise<DeliveryFeature> {
+  const cfg = ctx.config;
+  // Only a CDN node keeps originals in memory: elsewhere (copies) a render reads the store.
+  const originals = new OriginalsCache(ctx.blobs, opts.serveCdn ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
+  const renderer = new StoredFileRenderer(ctx.files.repo, new StoredSources(ctx.blobs, originals));
+  const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);
+  if (!opts.serveCdn) return { name: 'delivery', deliver: null, render };
+
   const lookup = new FileLookup(ctx.files.repo);
-  ctx.files.onRemoved = (uuid) => lookup.invalidate(uuid);
-  const processed = await createProcessedHandler(ctx);
-  const originals = originalsFor(ctx);
-
-  const deliver: DeliverFile = async (req, res, file, target) => {
-    const delivery = splitDeliveryOps(target.ops);
-    if (target.special === null && delivery.rest.length === 0) {
-      return sendOriginal(req, res, originals, file, { filename: target.filename, inline: delivery.inline });
-    }
-    return processed(req, res, file, target);
+  // The file service lives as long as this feature: no need to unsubscribe.
+  ctx.files.onRemoved((uuid) => lookup.invalidate(uuid));
+  const processed = await createProcessedHandler(ctx, renderer);
+  const deliver: DeliverFile = async (req, res, file, { plan, filename }) => {
+    if (!plan.isProcessing) return sendOriginal(req, res, originals, file, { filename, inline: plan.inline });
+    return processed(req, res, file, plan, filename);
   };
-
   return {
     name: 'delivery',
     deliver,
+    render,
     cdn: {
-      file: async (req, res, target) => {
-        const file = await lookup.get(target.uuid);
+      file: async (req, res, request) => {
+        const file = await lookup.get(request.uuid);
         if (!file) return sendCdnError(res, 404, 'File not found.');
-        return deliver(req, res, file, target);
+        return deliver(req, res, file, request);
       },
     },
   };

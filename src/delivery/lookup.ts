@@ -2,13 +2,13 @@
  * File rows for the CDN, cached briefly: delivery is the hottest path and a row changes only when
  * the file is removed, which this process invalidates at once (other nodes within `ttlMs`).
  */
-import type { FileRepo } from '../files/repo.js';
 import type { FileRecord } from '../core/file-record.js';
+import type { FileRows } from './render-file.js';
 
 export class FileLookup {
   private readonly cache = new Map<string, { file: FileRecord | null; at: number }>();
 
-  constructor(private readonly repo: FileRepo, private readonly ttlMs = 2000, private readonly maxEntries = 50_000) {}
+  constructor(private readonly repo: FileRows, private readonly ttlMs = 2000, private readonly maxEntries = 50_000) {}
 
   /** The deliverable file, or null when unknown, removed, or its bytes are gone. */
   async get(uuid: string): Promise<FileRecord | null> {

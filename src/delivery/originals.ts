@@ -5,11 +5,12 @@
  * it without re-reading the file, with the header facts (kind, sharp metadata) worked out once per
  * original and kept beside its bytes.
  *
+ * One instance per delivery feature, shared by raw delivery and the renderer.
+ *
  * Concurrent misses on one key share a single read, so a burst on a cold file holds one copy; the
  * bytes being read for distinct keys at once are bounded too (by the cache's size): past that
  * bound a request is told to stream instead, so many cold files at once cannot grow memory.
  */
-import type { AppContext } from '../context.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { SourceMemo } from '../media/pipeline/source.js';
 
@@ -85,16 +86,4 @@ async function readExactly(blobs: BlobStore, key: string, size: number): Promise
   }
   if (at !== size) throw new Error(`blob ${key} has ${at} bytes, its record says ${size}`);
   return out;
-}
-
-const perContext = new WeakMap<AppContext, OriginalsCache>();
-
-/** The process's one cache for this context (raw delivery and the image pipeline share it). */
-export function originalsFor(ctx: AppContext): OriginalsCache {
-  let cache = perContext.get(ctx);
-  if (!cache) {
-    cache = new OriginalsCache(ctx.blobs, ctx.config.cdnOriginalsCacheBytes, ctx.config.cdnOriginalsItemMaxBytes);
-    perContext.set(ctx, cache);
-  }
-  return cache;
 }

@@ -1,22 +1,20 @@
 /**
- * Processed CDN delivery: URL ops -> plan (before any byte is read) -> cache key of uuid +
- * canonical plan + negotiated format -> memory/disk cache, or one bounded, single-flight render.
+ * Processed CDN delivery: plan (parsed with the URL) -> rendition key of uuid + canonical plan +
+ * negotiated format -> memory/disk cache, or one bounded, single-flight render of the stored file.
  */
 import os from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
-import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
-import { parsePlan, type Plan } from '../media/plan.js';
-import { negotiateFormat, render, type RenderSource } from '../media/render.js';
-import type { FileTarget } from '../http/cdn/server.js';
+import type { Plan } from '../media/plan.js';
+import { negotiateFormat } from '../media/render.js';
 import { sendCdnError } from '../http/cdn/errors.js';
 import { IMMUTABLE, contentDisposition, notModified, parseRange } from '../http/cdn/headers.js';
-import { ResultCache, cacheKey, type CacheHit, type ResultMeta } from './result-cache.js';
+import { ResultCache, renditionKey, type CacheHit, type ResultMeta } from './result-cache.js';
 import { SingleFlight, WorkQueue } from './work-queue.js';
-import { openSource as openBlob, type LocalSource } from './source-file.js';
+import { assertRenderable, type StoredFileRenderer } from './render-file.js';
 import { SharedResults } from '../blobs/shared-results.js';
 import { deploymentPrefix } from '../throttle/redis.js';
 import { redisClient } from '../throttle/redis-client.js';
@@ -27,9 +25,9 @@ const EXPOSE = 'Content-Length, Etag, X-Image-Width, X-Image-Height, X-Image-Acc
 const JSON_CACHE = 'public, max-age=86400';
 const EXTENSIONS: Record<string, string> = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif', svg: 'svg', mp4: 'mp4', webm: 'webm' };
 
-export type ProcessedHandler = (req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget) => Promise<void>;
+export type ProcessedHandler = (req: IncomingMessage, res: ServerResponse, file: FileRecord, plan: Plan, filename: string | null) => Promise<void>;
 
-export async function createProcessedHandler(ctx: AppContext): Promise<ProcessedHandler> {
+export async function createProcessedHandler(ctx: AppContext, renderer: StoredFileRenderer): Promise<ProcessedHandler> {
   const cfg = ctx.config;
   const cpus = os.availableParallelism();
   // One libvips thread per pipeline (no pipeline pays for thread hand-offs; measured in bench/:
@@ -43,12 +41,15 @@ export async function createProcessedHandler(ctx: AppContext): Promise<Processed
   // Object storage: results shared by all nodes, one render per key across nodes (src/blobs/shared-results.ts).
   const shared = ctx.blobs.localPath ? null : new SharedResults<ResultMeta>(ctx.blobs, redisClient(ctx), deploymentPrefix(ctx), ctx.log);
 
-  return async function processed(req, res, file, target) {
-    const plan = parsePlan(target.special ? [target.special, ...target.ops] : target.ops);
-    if (!file.isImage) throw new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
+  const produce = async (file: FileRecord, plan: Plan, accept: string | undefined): Promise<Produced> => {
+    const r = await renderer.render(file, plan, { accept });
+    return { meta: { contentType: r.contentType, width: r.width, height: r.height, format: r.format, varyAccept: r.varyAccept }, body: r.body };
+  };
+
+  return async function processed(req, res, file, plan, filename) {
+    assertRenderable(file);
     const negotiated = plan.info ? 'json' : (negotiateFormat(plan, req.headers.accept) ?? '');
-    const key = cacheKey([file.uuid, canonicalBytes(plan), negotiated]);
-    const etag = `"${key.slice(0, 40)}"`;
+    const { key, etag } = renditionKey(file.uuid, plan, negotiated);
     const vary = negotiated !== '' && negotiated !== 'json';
     if (notModified(req, etag)) {
       res.writeHead(304, { etag, 'cache-control': plan.info ? JSON_CACHE : IMMUTABLE, 'access-control-allow-origin': '*', ...(vary && { vary: 'Accept' }) });
@@ -58,7 +59,7 @@ export async function createProcessedHandler(ctx: AppContext): Promise<Processed
     let state: 'hit' | 'miss' | 'shared' | 'remote' = 'hit';
     let hit: CacheHit | Produced | null = await cache.get(key);
     if (!hit) {
-      const make = () => queue.run(() => produce(ctx, file, plan, req.headers.accept));
+      const make = () => queue.run(() => produce(file, plan, req.headers.accept));
       const [p, leader] = flights.do(key, () => (shared ? shared.get(key, make) : make()).then(async (r) => {
         await cache.put(key, r.meta, r.body);
         return r;
@@ -66,44 +67,15 @@ export async function createProcessedHandler(ctx: AppContext): Promise<Processed
       hit = await p;
       state = !leader ? 'shared' : 'remote' in hit && hit.remote ? 'remote' : 'miss';
     }
-    const rest = send(req, res, file, target, plan, hit, { etag, state });
+    const rest = send(req, res, file, filename, plan, hit, { etag, state });
     if (rest && 'kind' in hit && hit.kind === 'file') {
       await pipeline(ResultCache.stream(hit, rest[0], rest[1]), res).catch(() => res.destroy());
     }
   };
 }
 
-/** The plan as it decides the bytes: `inline` only changes a header. */
-function canonicalBytes(plan: Plan): string {
-  return plan.steps.filter((s) => s.name !== 'inline').map((s) => ['-', s.name, ...s.params].join('/')).join('/');
-}
-
-async function produce(ctx: AppContext, file: FileRecord, plan: Plan, accept: string | undefined): Promise<Produced> {
-  const temps: LocalSource[] = [];
-  const open = async (f: FileRecord): Promise<RenderSource> => {
-    const src = await openBlob(ctx, f, { needsPath: plan.video !== null });
-    temps.push(src);
-    return { path: src.path, mime: f.mimeType, bytes: src.bytes, memo: src.memo };
-  };
-  try {
-    const r = await render(await open(file), plan, {
-      fileId: file.uuid,
-      accept,
-      loadOverlay: async (uuid) => {
-        // Overlays come from the same project only, and only images.
-        const other = await ctx.files.repo.byUuid(uuid);
-        if (!other || other.projectId !== file.projectId || other.removedUs !== null || !other.blobKey || !other.isImage) return null;
-        return open(other);
-      },
-    });
-    return { meta: { contentType: r.contentType, width: r.width, height: r.height, format: r.format, varyAccept: r.varyAccept }, body: r.body };
-  } finally {
-    for (const t of temps) await t.release();
-  }
-}
-
 /** Writes the headers, and the body when it is in memory; otherwise returns the byte range to stream. */
-function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget, plan: Plan, hit: CacheHit | Produced, o: { etag: string; state: string }): [number, number] | null {
+function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, filename: string | null, plan: Plan, hit: CacheHit | Produced, o: { etag: string; state: string }): [number, number] | null {
   const { meta } = hit;
   const length = 'body' in hit ? hit.body.length : hit.length;
   const headers: Record<string, string | number> = {
@@ -120,7 +92,7 @@ function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, targe
     headers['x-image-width'] = meta.width;
     headers['x-image-height'] = meta.height;
     headers['accept-ranges'] = 'bytes';
-    const name = target.filename ?? withExtension(file.originalFilename, EXTENSIONS[meta.format] ?? meta.format);
+    const name = filename ?? withExtension(file.originalFilename, EXTENSIONS[meta.format] ?? meta.format);
     headers['content-disposition'] = contentDisposition(plan.inline === false ? 'attachment' : 'inline', name);
   }
   if (meta.varyAccept) headers['vary'] = 'Accept';

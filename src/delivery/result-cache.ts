@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import type { Plan } from '../media/plan.js';
 
 export interface ResultMeta {
   contentType: string;
@@ -29,8 +30,14 @@ export type CacheHit =
 /** Bodies up to this size are read whole from disk and promoted to memory. */
 const SMALL_BODY = 256 * 1024;
 
-export function cacheKey(parts: readonly string[]): string {
-  return crypto.createHash('sha256').update(`v1\n${parts.join('\n')}`).digest('hex');
+/**
+ * A rendition's identity, the one place it is made: the file, the plan's canonical form (the
+ * operations that decide the bytes) and the negotiated output format. The same key names the
+ * cache entry (here and in shared results) and gives the ETag.
+ */
+export function renditionKey(uuid: string, plan: Plan, negotiated: string): { key: string; etag: string } {
+  const key = crypto.createHash('sha256').update(`v1\n${[uuid, plan.canonical, negotiated].join('\n')}`).digest('hex');
+  return { key, etag: `"${key.slice(0, 40)}"` };
 }
 
 export class ResultCache {

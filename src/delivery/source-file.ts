@@ -1,41 +1,33 @@
 /**
- * A file's bytes for the image pipeline. An original small enough for the originals cache comes
- * with its bytes in memory (decoding then reads neither the disk nor the header twice); besides,
- * a local path: the blob store's own when it has one (fs), otherwise, only when the caller needs a
- * file (ffmpeg) or the bytes are not in memory, a temporary copy that is removed on release.
+ * A stored file's bytes for the image pipeline. An original small enough for the originals cache
+ * comes with its bytes in memory (decoding then reads neither the disk nor the header twice);
+ * besides, a local path: the blob store's own when it has one (fs), otherwise, only when the
+ * pipeline needs a file (ffmpeg) or the bytes are not in memory, a temporary copy made the one way
+ * temporary copies are made (blobs/local-file.ts: under the store's spool directory, removed on
+ * release, and swept at start after a crash).
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import fsp from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import type { AppContext } from '../context.js';
+import { openLocal } from '../blobs/local-file.js';
+import type { BlobStore } from '../blobs/store.js';
 import type { FileRecord } from '../core/file-record.js';
-import type { SourceMemo } from '../media/pipeline/source.js';
-import { originalsFor } from './originals.js';
+import type { RenderSource } from '../media/render.js';
+import type { OriginalsCache } from './originals.js';
 
-export interface LocalSource {
-  path: string | null;
-  bytes?: Buffer;
-  memo?: SourceMemo;
+export interface OpenedSource extends RenderSource {
   release(): Promise<void>;
 }
 
 const nothingToRelease = async (): Promise<void> => undefined;
 
-export async function openSource(ctx: AppContext, file: FileRecord, opts: { needsPath: boolean }): Promise<LocalSource> {
-  const key = file.blobKey as string;
-  const original = await originalsFor(ctx).get(key, file.size);
-  const inMemory = original ? { bytes: original.bytes, memo: original.memo } : {};
-  if (ctx.blobs.localPath) return { path: ctx.blobs.localPath(key), ...inMemory, release: nothingToRelease };
-  if (original && !opts.needsPath) return { path: null, ...inMemory, release: nothingToRelease };
-  const tmp = path.join(os.tmpdir(), `stowage-src-${crypto.randomBytes(8).toString('hex')}`);
-  try {
-    await (original ? fsp.writeFile(tmp, original.bytes, { mode: 0o600 }) : pipeline(await ctx.blobs.get(key), fs.createWriteStream(tmp, { mode: 0o600 })));
-  } catch (err) {
-    await fsp.rm(tmp, { force: true });
-    throw err;
+export class StoredSources {
+  constructor(private readonly blobs: BlobStore, private readonly originals: OriginalsCache) {}
+
+  async open(file: FileRecord, opts: { needsPath: boolean }): Promise<OpenedSource> {
+    const key = file.blobKey as string;
+    const original = await this.originals.get(key, file.size);
+    const source = { mime: file.mimeType, ...(original && { bytes: original.bytes, memo: original.memo }) };
+    if (this.blobs.localPath) return { ...source, path: this.blobs.localPath(key), release: nothingToRelease };
+    if (original && !opts.needsPath) return { ...source, path: null, release: nothingToRelease };
+    const copy = await openLocal(this.blobs, key, original?.bytes);
+    return { ...source, path: copy.path, release: copy.release };
   }
-  return { path: tmp, ...inMemory, release: () => fsp.rm(tmp, { force: true }) };
 }

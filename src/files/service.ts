@@ -48,13 +48,25 @@ export const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError
 
 export class FileService {
   readonly repo: FileRepo;
-  /** Called after a removal commits (the CDN drops its cached row). */
-  onRemoved: (uuid: string) => void = () => undefined;
+  private readonly removedListeners = new Set<(uuid: string) => void>();
   private readonly db: Kysely<Database>;
 
   constructor(private readonly meta: Db, readonly blobs: BlobStore) {
     this.db = meta.kysely;
     this.repo = new FileRepo(meta.kysely);
+  }
+
+  /**
+   * Calls `listener` with each file's uuid after its removal commits (the CDN drops its cached
+   * row). Returns the unsubscribe function.
+   */
+  onRemoved(listener: (uuid: string) => void): () => void {
+    this.removedListeners.add(listener);
+    return () => void this.removedListeners.delete(listener);
+  }
+
+  private removed(uuid: string): void {
+    for (const listener of this.removedListeners) listener(uuid);
   }
 
   static blobKey(uuid: string): string {
@@ -176,7 +188,7 @@ export class FileService {
       const file = await this.lockOrThrow(trx, projectId, uuid);
       return this.removeLocked(trx, file, initiator, 'file.deleted');
     });
-    this.onRemoved(removed.uuid);
+    this.removed(removed.uuid);
     return removed;
   }
 
@@ -213,7 +225,7 @@ export class FileService {
         result.push(action === 'store' ? await this.storeLocked(trx, file, initiator) : await this.removeLocked(trx, file, initiator, 'file.deleted'));
       }
     });
-    if (action === 'remove') for (const f of result) this.onRemoved(f.uuid);
+    if (action === 'remove') for (const f of result) this.removed(f.uuid);
     return { problems, result };
   }
 
@@ -266,7 +278,7 @@ export class FileService {
           }
         }
       });
-      for (const uuid of expired) this.onRemoved(uuid);
+      for (const uuid of expired) this.removed(uuid);
       total += expired.length;
       if (due.length < batchSize) return total;
     }

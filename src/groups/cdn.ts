@@ -4,50 +4,44 @@
  *   /<group>~N/nth/<i>/[-/ops/][name]   the i-th file; the group's default_effects apply first
  *   /<group>~N/archive/zip|tar/[name]   the original files as one streamed archive
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
-import { effectsSegments } from './file-ref.js';
+import type { DeliverFile } from '../feature.js';
+import { sendCdnError } from '../http/cdn/errors.js';
+import type { CdnHandlers } from '../http/cdn/server.js';
+import { appendPlan } from '../media/plan.js';
+import { sendArchive } from './archive.js';
+import { effectsPlan } from './file-ref.js';
 import { groupId, type GroupService } from './service.js';
 import type { GroupRecord } from './repo.js';
-import { sendCdnError } from '../http/cdn/errors.js';
-import type { CdnHandlers, FileTarget, GroupTarget } from '../http/cdn/server.js';
-import { sendArchive } from './archive.js';
-
-/** Delivers one stored file as the CDN does for a file URL (original or processed). */
-export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: FileRecord, target: FileTarget) => Promise<void>;
 
 export function groupCdnHandler(ctx: AppContext, groups: GroupService, deliver: DeliverFile): CdnHandlers['group'] {
-  return async (req, res, target) => {
-    const g = await groups.find(null, target.groupId);
+  return async (req, res, request) => {
+    const g = await groups.find(null, request.groupId);
     if (!g) return sendCdnError(res, 404, 'Group not found.');
-    const [head, arg, ...rest] = target.rest;
-    if (head === undefined) {
-      if (target.filename !== null) return sendCdnError(res, 404, 'Not found.');
-      return sendListing(ctx, res, g, groups);
+    const { view } = request;
+    switch (view.kind) {
+      case 'page':
+        return sendListing(ctx, res, g, groups);
+      case 'archive': {
+        const entries = await groups.entries(g);
+        return sendArchive(req, res, ctx.blobs, entries.map((e) => e.file), {
+          format: view.format,
+          filename: request.filename ?? `${groupId(g)}.${view.format}`,
+          maxBytes: ctx.config.groupArchiveMaxBytes,
+        });
+      }
+      case 'nth': {
+        if (view.index >= g.filesCount) return sendCdnError(res, 404, 'No file with this index in the group.');
+        const member = await groups.repo.member(g.uuid, view.index);
+        const file = member ? await deliverable(ctx, member.fileUuid) : null;
+        if (!member || !file) return sendCdnError(res, 404, 'File not found.');
+        // The group's own operations first, then the URL's (spec: "applied first").
+        return deliver(req, res, file, { plan: appendPlan(effectsPlan(member.effects), view.plan), filename: request.filename });
+      }
     }
-    if (head === 'nth' && arg !== undefined) return sendNth(ctx, req, res, g, groups, deliver, arg, rest, target);
-    if (head === 'archive' && (arg === 'zip' || arg === 'tar') && rest.length === 0) {
-      const entries = await groups.entries(g);
-      return sendArchive(req, res, ctx.blobs, entries.map((e) => e.file), {
-        format: arg,
-        filename: target.filename ?? `${groupId(g)}.${arg}`,
-        maxBytes: ctx.config.groupArchiveMaxBytes,
-      });
-    }
-    return sendCdnError(res, 404, 'Not found.');
   };
-}
-
-async function sendNth(ctx: AppContext, req: IncomingMessage, res: ServerResponse, g: GroupRecord, groups: GroupService, deliver: DeliverFile, arg: string, urlOps: string[], target: GroupTarget): Promise<void> {
-  if (!/^\d{1,4}$/.test(arg) || Number(arg) >= g.filesCount) return sendCdnError(res, 404, 'No file with this index in the group.');
-  if (urlOps.length > 0 && urlOps[0] !== '-') return sendCdnError(res, 400, 'Operations after nth/<i>/ must start with "-/".');
-  const member = await groups.repo.member(g.uuid, Number(arg));
-  const file = member ? await deliverable(ctx, member.fileUuid) : null;
-  if (!member || !file) return sendCdnError(res, 404, 'File not found.');
-  // The group's own operations first, then the URL's (spec: "applied first").
-  const ops = [...effectsSegments(member.effects), ...urlOps];
-  return deliver(req, res, file, { kind: 'file', uuid: file.uuid, ops, filename: target.filename, special: null });
 }
 
 async function deliverable(ctx: AppContext, uuid: string): Promise<FileRecord | null> {

@@ -7,7 +7,8 @@ import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import { newUuid, parseUuid } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
-import { effectsText, type FileRef } from './file-ref.js';
+import type { FileRef } from '../http/cdn/file-ref.js';
+import { effectsText } from './file-ref.js';
 import { GroupRepo, type GroupRecord } from './repo.js';
 
 /** Spec: a group holds up to 1000 files. */
@@ -45,7 +46,7 @@ export class GroupService {
     const files = await this.ctx.files.repo.getMany(projectId, unique);
     const live = new Set(files.filter((f) => f.removedUs === null).map((f) => f.uuid));
     if (unique.some((u) => !live.has(u))) throw notFound();
-    const members = refs.map((r) => ({ fileUuid: r.uuid, effects: effectsText(r.ops) }));
+    const members = refs.map((r) => ({ fileUuid: r.uuid, effects: effectsText(r.written) }));
     for (let attempt = 0; ; attempt++) {
       const g: GroupRecord = { uuid: newUuid(), projectId, filesCount: refs.length, createdUs: nowUs() };
       try {

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { isAppError } from '../core/errors.js';
-import { parseFileRef, type FileRef } from './file-ref.js';
+import { parseFileRef, type FileRef } from '../http/cdn/file-ref.js';
 import { uploadGroupJson } from './json.js';
 import { MAX_GROUP_FILES, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';

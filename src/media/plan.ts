@@ -2,11 +2,11 @@
  * CDN URL operations -> typed plan, before any byte of the file is read. Pure: never imports
  * sharp (the operation table only imports its types).
  *
- * Normalisation: `@`-ops are dropped; a later duplicate of a non-stackable operation replaces the
- * earlier one (stackable: overlay, rect, text, text_align, font, text_box, blur_region, stretch,
- * resize, scale_crop, crop); the canonical string is rebuilt from what remains and is the cache
- * key / ETag input (the HTTP layer adds the negotiated format for `format/auto`, see
- * negotiateFormat in render.ts).
+ * Normalisation: empty segments and `@`-ops are dropped; a later duplicate of a non-stackable
+ * operation replaces the earlier one (stackable: overlay, rect, text, text_align, font, text_box,
+ * blur_region, stretch, resize, scale_crop, crop). `canonical` is rebuilt from what remains, less
+ * `inline` (which only changes a header): it is the cache key and ETag input of a rendition (the
+ * delivery feature adds the negotiated format for `format/auto`, see negotiateFormat in render.ts).
  */
 import { AppError } from '../core/errors.js';
 import { lookup } from './operations/index.js';
@@ -17,10 +17,11 @@ export interface PlanStep { name: string; args: unknown; params: string[] }
 
 export interface Plan {
   steps: PlanStep[];
+  /** The operations that decide the bytes, normalised: `-/name/params/-/…` without `inline`. */
   canonical: string;
   info: 'json' | null;
   inline: boolean | null;
-  /** True if any operation other than inline, json and @-ops is present. */
+  /** The bytes must be read and rendered: any operation but inline and @-tags (json included). */
   isProcessing: boolean;
   /** gif2video output container, or null when the plan is not gif2video. */
   video: 'mp4' | 'webm' | null;
@@ -30,7 +31,6 @@ export interface Plan {
 
 /** Operations that start without a `-` segment before them (`/<uuid>/gif2video/…`). */
 const BARE_OPS = new Set(['gif2video', 'detect_faces']);
-const NOT_PROCESSING = new Set(['inline', 'json']);
 
 export function parsePlan(segments: string[]): Plan {
   const raw = splitOps(segments.filter((s) => s !== ''));
@@ -41,6 +41,16 @@ export function parsePlan(segments: string[]): Plan {
     if (!op) throw new AppError(400, 'UnknownOperation', `Unknown operation "${name}".`);
     parsed.push({ name, args: op.parse(params), params });
   }
+  return planOf(parsed);
+}
+
+/** `first`'s operations, then `then`'s, as one plan (a group's default effects, then the URL's). */
+export function appendPlan(first: Plan, then: Plan): Plan {
+  return planOf([...first.steps, ...then.steps]);
+}
+
+/** Checks the combination and normalises; `parsed` in URL order, duplicates not yet dropped. */
+function planOf(parsed: PlanStep[]): Plan {
   const jsonAt = parsed.findIndex((s) => s.name === 'json');
   if (jsonAt !== -1 && parsed.slice(jsonAt + 1).some((s) => s.name !== 'inline')) {
     throw bad('json', 'it must be the last operation');
@@ -61,10 +71,10 @@ export function parsePlan(segments: string[]): Plan {
   const inlineStep = steps.find((s) => s.name === 'inline');
   return {
     steps,
-    canonical: steps.map((s) => ['-', s.name, ...s.params].join('/')).join('/'),
+    canonical: steps.filter((s) => s.name !== 'inline').map((s) => ['-', s.name, ...s.params].join('/')).join('/'),
     info: jsonAt !== -1 ? 'json' : null,
     inline: inlineStep ? (inlineStep.args as boolean) : null,
-    isProcessing: steps.some((s) => !NOT_PROCESSING.has(s.name)),
+    isProcessing: steps.some((s) => s.name !== 'inline'),
     video: isVideo ? ((formatStep?.args as 'mp4' | 'webm' | undefined) ?? 'mp4') : null,
     explicitJpeg: formatStep?.args === 'jpeg',
   };

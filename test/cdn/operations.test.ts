@@ -216,6 +216,31 @@ describe('delivery rules', () => {
   });
 });
 
+describe('empty path segments (issue #18: the Python SDK requests /<uuid>/detect_faces//)', () => {
+  test('are ignored in operations and filenames, and leave the ETag and bytes unchanged', async () => {
+    const clean = await get(server, `/${quad}/-/preview/100x100/-/format/png/`);
+    expect(clean.status).toBe(200);
+    for (const path of [`/${quad}/-/preview/100x100//-/format/png/`, `/${quad}//-/preview/100x100/-/format/png//`, `/${quad}/-/preview//100x100/-/format/png/`]) {
+      const r = await get(server, path);
+      expect(r.status, path).toBe(200);
+      expect(r.headers.get('etag'), path).toBe(clean.headers.get('etag'));
+      expect(r.body.equals(clean.body), path).toBe(true);
+    }
+    const named = await get(server, `/${quad}/-/preview/100x100//-/format/png//small.png`);
+    expect(named.headers.get('content-disposition')).toBe('inline; filename="small.png"');
+    const raw = await get(server, `/${quad}//`);
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get('content-type')).toBe('image/png');
+  });
+
+  test('detect_faces// answers as detect_faces/ does, not "Empty path segment"', async () => {
+    const plain = await get(server, `/${quad}/detect_faces/`);
+    const doubled = await get(server, `/${quad}/detect_faces//`);
+    expect(doubled.text).not.toMatch(/Empty path segment/);
+    expect([doubled.status, doubled.text]).toEqual([plain.status, plain.text]);
+  });
+});
+
 describe('refusals', () => {
   test('operations on a non-image file: 400 HTML page', async () => {
     const id = await put(server, keys, 'notes.txt', 'hello\n');

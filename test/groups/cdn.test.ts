@@ -96,6 +96,19 @@ describe('group page and nth', () => {
     expect([m.width, m.height]).toEqual([400, 100]);
     expect((await get(`/${id}/nth/1/-/nonsense/`)).status).toBe(400);
   });
+
+  it('ignores empty path segments, as the public CDN does (issue #18)', async () => {
+    const wide = await upload(server, keys, 'wide.png', await png(400, 100), 'image/png');
+    const id = await makeGroup(server, keys, [`${wide}/-/crop/100x100/`]);
+    const clean = await get(`/${id}/nth/0/-/resize/50x/`);
+    expect(clean.status).toBe(200);
+    const doubled = await get(`/${id}//nth//0//-/resize//50x//`);
+    expect(doubled.status).toBe(200);
+    expect(doubled.headers.get('etag')).toBe(clean.headers.get('etag'));
+    const m = await sharp(doubled.body).metadata();
+    expect([m.width, m.height]).toEqual([50, 50]);
+    expect((await get(`/${id}//`)).status).toBe(200);
+  });
 });
 
 describe('archives', () => {

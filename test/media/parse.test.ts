@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parsePlan } from '../../src/media/plan.js';
+import { appendPlan, parsePlan } from '../../src/media/plan.js';
 import { AppError } from '../../src/core/errors.js';
 
 const segs = (url: string): string[] => url.split('/').filter((s) => s !== '');
@@ -93,7 +93,8 @@ describe('parsePlan accepts', () => {
   test('@clib ops are ignored with their params, canonical and flags', () => {
     const p = parsePlan(segs('-/preview/-/@clib/blocks/1.2.3/uc-img/-/format/webp/-/inline/yes/'));
     expect(p.steps.map((s) => s.name)).toEqual(['preview', 'format', 'inline']);
-    expect(p.canonical).toBe('-/preview/-/format/webp/-/inline/yes');
+    // inline only changes a header, so it stays out of the cache key / ETag input.
+    expect(p.canonical).toBe('-/preview/-/format/webp');
     expect(p.inline).toBe(true);
     expect(p.isProcessing).toBe(true);
     expect(p.info).toBeNull();
@@ -104,11 +105,23 @@ describe('parsePlan accepts', () => {
     expect(p.steps.map((s) => [s.name, s.args])).toEqual([['resize', { w: 100 }], ['format', 'webp'], ['resize', { w: 50 }]]);
   });
 
-  test('json info and isProcessing', () => {
+  test('json info and isProcessing (raw delivery is a plan without processing)', () => {
     const p = parsePlan(segs('-/json/'));
     expect(p.info).toBe('json');
-    expect(p.isProcessing).toBe(false);
-    expect(parsePlan(segs('-/inline/yes/')).isProcessing).toBe(false);
+    expect(p.isProcessing).toBe(true);
+    expect(parsePlan(segs('-/inline/yes/-/@clib/blocks/1.2.3/uc-img/')).isProcessing).toBe(false);
+  });
+
+  test('empty segments are ignored and leave the canonical form unchanged', () => {
+    expect(parsePlan(['gif2video', '', '-', 'format', 'webm', '']).canonical).toBe('-/gif2video/-/format/webm');
+    expect(parsePlan('-/preview/100x100//-/format/png/'.split('/')).canonical).toBe('-/preview/100x100/-/format/png');
+  });
+
+  test('appendPlan: a group\'s effects then the URL\'s operations, later duplicates winning', () => {
+    const both = appendPlan(parsePlan(segs('-/resize/100x/-/format/png/')), parsePlan(segs('-/format/webp/-/inline/no/')));
+    expect(both.canonical).toBe('-/resize/100x/-/format/webp');
+    expect(both.inline).toBe(false);
+    expect(() => appendPlan(parsePlan(segs('-/json/')), parsePlan(segs('-/resize/10x/')))).toThrow(/json/);
   });
 
   test('explicit jpeg raises the cap flag', () => {

@@ -1,6 +1,6 @@
 /**
  * The CDN surface on plain node:http: it is the hot path, so no framework sits between the socket
- * and the bytes. URL -> target -> the handler a feature contributed for files or for groups.
+ * and the bytes. URL -> typed request (url.ts) -> the handler a feature contributed for files or groups.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -8,23 +8,21 @@ import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { sendCdnError } from './errors.js';
-import { CdnUrlError, parseCdnPath, type CdnTarget } from './url.js';
+import { parseCdnPath, type FileRequest, type GroupRequest } from './url.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 
-export type FileTarget = Extract<CdnTarget, { kind: 'file' }>;
-export type GroupTarget = Extract<CdnTarget, { kind: 'group' }>;
+export type { FileRequest, GroupRequest } from './url.js';
 
 /** What features answer: file URLs (the delivery feature) and group URLs (the groups feature). */
 export interface CdnHandlers {
-  file(req: http.IncomingMessage, res: http.ServerResponse, target: FileTarget): Promise<void>;
-  group(req: http.IncomingMessage, res: http.ServerResponse, target: GroupTarget): Promise<void>;
+  file(req: http.IncomingMessage, res: http.ServerResponse, request: FileRequest): Promise<void>;
+  group(req: http.IncomingMessage, res: http.ServerResponse, request: GroupRequest): Promise<void>;
 }
 
 export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handlers: Partial<CdnHandlers>): http.Server {
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(handlers, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
-      if (err instanceof CdnUrlError) return sendCdnError(res, err.status, err.message);
       if (isAppError(err)) return sendCdnError(res, err.status, err.message, { ...err.headers });
       if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, req.url);
       ctx.log.error({ err, url: req.url }, 'CDN request failed');
@@ -46,11 +44,11 @@ async function handle(handlers: Partial<CdnHandlers>, req: http.IncomingMessage,
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendCdnError(res, 405, 'Only GET and HEAD are supported.', { allow: 'GET, HEAD, OPTIONS' });
   const path = (req.url ?? '/').split('?')[0] ?? '/';
-  const target = parseCdnPath(path);
-  if (target.kind === 'group') {
+  const request = parseCdnPath(path);
+  if (request.kind === 'group') {
     if (!handlers.group) return sendCdnError(res, 404, 'Not found.');
-    return handlers.group(req, res, target);
+    return handlers.group(req, res, request);
   }
   if (!handlers.file) return sendCdnError(res, 404, 'File not found.');
-  return handlers.file(req, res, target);
+  return handlers.file(req, res, request);
 }

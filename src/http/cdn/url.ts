@@ -1,60 +1,88 @@
 /**
- * CDN URL shapes (cdn-url-api.md, wire-reference §3.1), parsed before any byte is read:
+ * CDN URL -> one typed request, parsed once and before any byte is read (cdn-url-api.md,
+ * wire-reference §3.1):
  *   /<uuid>/[<filename>]
- *   /<uuid>/-/<op>/<params>/…/[<filename>]
- *   /<group_uuid>~<N>/… (groups)
+ *   /<uuid>/-/<op>/<params>/…/[<filename>]        (also /<uuid>/gif2video/…, /<uuid>/detect_faces/)
+ *   /<group_uuid>~<N>/                            the group's page
+ *   /<group_uuid>~<N>/nth/<i>/[-/<op>/…/][<filename>]
+ *   /<group_uuid>~<N>/archive/zip|tar/[<filename>]
  * A path that ends without `/` carries a filename as its last segment (one RFC 3986 pchar segment).
+ * Empty segments (`//`) are ignored, as the public CDN does (the Python SDK sends
+ * `/<uuid>/detect_faces//`), so they never reach the plan or its cache key.
+ * A mistake in the URL is an AppError: 404 for a path that names nothing, 400 for bad operations.
  */
+import { AppError } from '../../core/errors.js';
 import { parseUuid } from '../../core/ids.js';
+import { parsePlan, type Plan } from '../../media/plan.js';
 
-export type CdnTarget =
-  | { kind: 'file'; uuid: string; ops: string[]; filename: string | null; /** e.g. 'gif2video', 'detect_faces' */ special: string | null }
-  | { kind: 'group'; groupId: string; rest: string[]; filename: string | null };
-
-export class CdnUrlError extends Error {
-  constructor(readonly status: 400 | 404, message: string) {
-    super(message);
-  }
+export interface FileRequest {
+  kind: 'file';
+  uuid: string;
+  plan: Plan;
+  filename: string | null;
+  /** The operation segments as written (percent-encoded): group entries keep them as default_effects. */
+  written: string[];
 }
+
+export type GroupView =
+  | { kind: 'page' }
+  | { kind: 'nth'; index: number; plan: Plan }
+  | { kind: 'archive'; format: 'zip' | 'tar' };
+
+export interface GroupRequest {
+  kind: 'group';
+  groupId: string;
+  view: GroupView;
+  filename: string | null;
+}
+
+export type CdnRequest = FileRequest | GroupRequest;
 
 const PCHAR = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
 const GROUP_ID = /^([0-9a-fA-F-]{36})~(\d{1,4})$/;
+const notFound = (message = 'Not found') => new AppError(404, 'NotFound', message);
+const badUrl = (message: string) => new AppError(400, 'InvalidUrl', message);
 
-export function parseCdnPath(rawPath: string): CdnTarget {
-  if (!rawPath.startsWith('/')) throw new CdnUrlError(404, 'Not found');
-  const endsWithSlash = rawPath.endsWith('/');
-  const segments = rawPath.slice(1).split('/');
-  if (endsWithSlash) segments.pop();
-  const [head = '', ...rest] = segments;
+export function parseCdnPath(rawPath: string): CdnRequest {
+  if (!rawPath.startsWith('/')) throw notFound();
+  const segments = rawPath.split('/').filter((s) => s !== '');
+  const head = segments.shift() ?? '';
   let filename: string | null = null;
-  if (!endsWithSlash && rest.length > 0) {
-    const last = rest.pop() as string;
-    if (!PCHAR.test(last)) throw new CdnUrlError(400, 'The filename must be a valid URL path segment; percent-encode other characters.');
+  if (!rawPath.endsWith('/') && segments.length > 0) {
+    const last = segments.pop() as string;
+    if (!PCHAR.test(last)) throw badUrl('The filename must be a valid URL path segment; percent-encode other characters.');
     filename = decode(last);
   }
-  const decoded = rest.map(decode);
   const group = GROUP_ID.exec(head);
   if (group) {
     const uuid = parseUuid(group[1] ?? '');
-    if (!uuid) throw new CdnUrlError(404, 'Not found');
-    return { kind: 'group', groupId: `${uuid}~${Number(group[2])}`, rest: decoded, filename };
+    if (!uuid) throw notFound();
+    return { kind: 'group', groupId: `${uuid}~${Number(group[2])}`, view: groupView(segments.map(decode), filename), filename };
   }
   const uuid = parseUuid(head);
-  if (!uuid) throw new CdnUrlError(404, 'Not found');
-  let special: string | null = null;
-  let ops = decoded;
-  if (ops.length > 0 && ops[0] !== '-') {
-    special = ops[0] ?? null;
-    ops = ops.slice(1);
+  if (!uuid) throw notFound();
+  return { kind: 'file', uuid, plan: parsePlan(segments.map(decode)), filename, written: segments };
+}
+
+function groupView(rest: string[], filename: string | null): GroupView {
+  const [head, arg, ...ops] = rest;
+  if (head === undefined) {
+    if (filename !== null) throw notFound('Not found.');
+    return { kind: 'page' };
   }
-  if (ops.some((s) => s === '')) throw new CdnUrlError(400, 'Empty path segment in the operations.');
-  return { kind: 'file', uuid, ops, filename, special };
+  if (head === 'nth' && arg !== undefined) {
+    if (!/^\d{1,4}$/.test(arg)) throw notFound('No file with this index in the group.');
+    if (ops.length > 0 && ops[0] !== '-') throw badUrl('Operations after nth/<i>/ must start with "-/".');
+    return { kind: 'nth', index: Number(arg), plan: parsePlan(ops) };
+  }
+  if (head === 'archive' && (arg === 'zip' || arg === 'tar') && ops.length === 0) return { kind: 'archive', format: arg };
+  throw notFound('Not found.');
 }
 
 function decode(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new CdnUrlError(400, 'Malformed percent-encoding in the URL.');
+    throw badUrl('Malformed percent-encoding in the URL.');
   }
 }

@@ -1,0 +1,56 @@
+/**
+ * Render a stored file: the one way a file's bytes go through the image pipeline. Processed CDN
+ * delivery, group `nth` (through the same delivery) and copies with operations all come here, so
+ * the rules below hold for each: only images are processed, overlays come from the same project
+ * only (live files that are images), and every source opened for the render (the file, its
+ * overlays, temporary copies included) is released when it ends, whatever the outcome.
+ */
+import { AppError } from '../core/errors.js';
+import type { FileRecord } from '../core/file-record.js';
+import type { Plan } from '../media/plan.js';
+import { render, type RenderResult } from '../media/render.js';
+import type { OpenedSource, StoredSources } from './source-file.js';
+
+/** File rows by uuid (the file service's repository). */
+export interface FileRows {
+  byUuid(uuid: string): Promise<FileRecord | null>;
+}
+
+export class StoredFileRenderer {
+  constructor(private readonly files: FileRows, private readonly sources: StoredSources) {}
+
+  async render(file: FileRecord, plan: Plan, opts: { accept?: string } = {}): Promise<RenderResult> {
+    assertRenderable(file);
+    const opened: OpenedSource[] = [];
+    const open = async (f: FileRecord): Promise<OpenedSource> => {
+      const source = await this.sources.open(f, { needsPath: plan.video !== null });
+      opened.push(source);
+      return source;
+    };
+    try {
+      return await render(await open(file), plan, {
+        fileId: file.uuid,
+        accept: opts.accept,
+        loadOverlay: async (uuid) => {
+          const overlay = await this.overlay(file, uuid);
+          return overlay ? open(overlay) : null;
+        },
+      });
+    } finally {
+      for (const source of opened) await source.release();
+    }
+  }
+
+  /** An overlay is a live image of the base file's own project, or nothing. */
+  private async overlay(base: FileRecord, uuid: string): Promise<FileRecord | null> {
+    const other = await this.files.byUuid(uuid);
+    if (!other || other.projectId !== base.projectId || other.removedUs !== null || !other.blobKey || !other.isImage) return null;
+    return other;
+  }
+}
+
+/** Only stored images are processed (also checked before a cached rendition is answered). */
+export function assertRenderable(file: FileRecord): void {
+  if (!file.blobKey) throw new AppError(404, 'FileNotFound', 'File not found.');
+  if (!file.isImage) throw new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
+}
