@@ -75,6 +75,8 @@ const schema = z.object({
   /** Images feature: image pipelines run at once (0 = two per CPU) and requests allowed to wait for one; beyond: 503. */
   cdnProcessConcurrency: z.coerce.number().int().min(0),
   cdnProcessQueue: z.coerce.number().int().min(0),
+  /** Wall-clock bound of one CDN render (decoding included); past it the request is a 400. */
+  cdnRenderTimeoutMs: z.coerce.number().int().min(100),
   /** Webhook delivery: deadline of one POST (connect, response and the read excerpt). */
   webhookTimeoutMs: z.coerce.number().int().positive(),
   /** Webhook retries: first delay; each further one doubles (with jitter) up to webhookRetryMaxMs. */
@@ -153,6 +155,7 @@ export const DEFAULTS = {
   cdnOriginalsItemMaxBytes: 8 * 1024 ** 2,
   cdnProcessConcurrency: 0,
   cdnProcessQueue: 64,
+  cdnRenderTimeoutMs: 20_000,
   webhookTimeoutMs: 15_000,
   webhookRetryBaseMs: 30_000,
   webhookRetryMaxMs: 3600_000,
@@ -210,6 +213,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   cdnOriginalsItemMaxBytes: 'STOWAGE_CDN_ORIGINALS_ITEM_MAX_BYTES',
   cdnProcessConcurrency: 'STOWAGE_CDN_PROCESS_CONCURRENCY',
   cdnProcessQueue: 'STOWAGE_CDN_PROCESS_QUEUE',
+  cdnRenderTimeoutMs: 'STOWAGE_CDN_RENDER_TIMEOUT_MS',
   webhookTimeoutMs: 'STOWAGE_WEBHOOK_TIMEOUT_MS',
   webhookRetryBaseMs: 'STOWAGE_WEBHOOK_RETRY_BASE_MS',
   webhookRetryMaxMs: 'STOWAGE_WEBHOOK_RETRY_MAX_MS',

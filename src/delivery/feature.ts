@@ -25,7 +25,7 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   const cfg = ctx.config;
   // Only a CDN node keeps originals in memory: elsewhere (copies) a render reads the store.
   const originals = new OriginalsCache(ctx.blobs, opts.serveCdn ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
-  const renderer = new StoredFileRenderer(ctx.files.repo, new StoredSources(ctx.blobs, originals));
+  const renderer = new StoredFileRenderer(ctx.files.repo, new StoredSources(ctx.blobs, originals), ctx.config.cdnRenderTimeoutMs);
   const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);
   if (!opts.serveCdn) return { name: 'delivery', deliver: null, render };
 

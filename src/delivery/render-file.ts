@@ -17,7 +17,12 @@ export interface FileRows {
 }
 
 export class StoredFileRenderer {
-  constructor(private readonly files: FileRows, private readonly sources: StoredSources) {}
+  constructor(
+    private readonly files: FileRows,
+    private readonly sources: StoredSources,
+    /** Wall-clock bound of one render (STOWAGE_CDN_RENDER_TIMEOUT_MS); the media default when absent. */
+    private readonly timeoutMs?: number,
+  ) {}
 
   async render(file: FileRecord, plan: Plan, opts: { accept?: string } = {}): Promise<RenderResult> {
     assertRenderable(file);
@@ -31,6 +36,7 @@ export class StoredFileRenderer {
       return await render(await open(file), plan, {
         fileId: file.uuid,
         accept: opts.accept,
+        ...(this.timeoutMs !== undefined && { timeoutMs: this.timeoutMs }),
         loadOverlay: async (uuid) => {
           const overlay = await this.overlay(file, uuid);
           return overlay ? open(overlay) : null;

@@ -1,12 +1,24 @@
 /**
- * Processing limits (cdn-url-api.md "Limits"), checked in layers: declared header dimensions
- * before any decode (decompression bombs), sharp's own limitInputPixels as a second fence, and
- * the output size of the last operation.
+ * Every processing limit (cdn-url-api.md "Limits", and the work budget of one render), checked in
+ * layers: from the plan alone before any byte is read (chain length, sizes an operation asks for),
+ * declared header dimensions before any decode (decompression bombs), sharp's own
+ * limitInputPixels as a second fence, the size of every intermediate image before a stage is
+ * committed, a wall-clock deadline for the whole render (sharp's `timeout` for each pipeline),
+ * and the output size of the last operation.
  */
 import { AppError } from '../core/errors.js';
 
 /** Processable input resolution; larger images can only be delivered as they are. */
 export const MAX_INPUT_PIXELS = 75_000_000;
+/** Pixels of any intermediate image (a stage is refused before it is committed): the input limit. */
+export const MAX_INTERMEDIATE_PIXELS = MAX_INPUT_PIXELS;
+/**
+ * Operations in one CDN URL (`@` tags not counted). Real URLs use a handful; a longer chain is
+ * refused from the plan, before any byte is read, since every operation may cost a full pass.
+ */
+export const MAX_OPERATIONS = 32;
+/** Wall-clock time of one render, decoding included (gif2video has its own VIDEO_TIMEOUT_MS). */
+export const RENDER_TIMEOUT_MS = 20_000;
 /** Largest pixel value accepted in any URL parameter; output caps are checked on the result. */
 export const MAX_PARAM_PX = 16384;
 /** Output dimensions of the last operation. */
@@ -53,5 +65,65 @@ export function checkOutput(width: number, height: number, explicitJpeg: boolean
       'OutputTooLarge',
       `Output dimensions ${width}x${height} exceed the ${cap.width}x${cap.height} limit${explicitJpeg ? ' for explicit jpeg' : ' (5000x5000 with -/format/jpeg/)'}.`,
     );
+  }
+}
+
+const mpx = (pixels: number): string => `${Math.round(pixels / 1e6)} Mpx`;
+
+/** Refuses from the plan alone a size an operation asks for that no intermediate may have. */
+export function checkRequestedSize(op: string, width: number, height: number): void {
+  if (width * height > MAX_INTERMEDIATE_PIXELS) {
+    throw new AppError(400, 'InvalidOperation',
+      `Invalid operation "${op}": ${width}x${height} (${mpx(width * height)}) is above the ${mpx(MAX_INTERMEDIATE_PIXELS)} limit for any image being processed.`);
+  }
+}
+
+/** Refuses a stage that would hold more than MAX_INTERMEDIATE_PIXELS, before any of its pixels exist. */
+export function checkIntermediate(width: number, height: number): void {
+  if (width * height > MAX_INTERMEDIATE_PIXELS) {
+    throw new AppError(400, 'ImageTooLarge',
+      `An operation would make a ${width}x${height} image (${mpx(width * height)}), above the ${mpx(MAX_INTERMEDIATE_PIXELS)} processing limit.`);
+  }
+}
+
+export function checkChainLength(count: number): void {
+  if (count > MAX_OPERATIONS) {
+    throw new AppError(400, 'InvalidOperation', `Too many operations: ${count}, at most ${MAX_OPERATIONS} in one URL.`);
+  }
+}
+
+export function renderTimeout(ms: number): AppError {
+  return new AppError(400, 'ProcessingTimeout', `Processing this image took longer than the ${ms / 1000} s limit; use fewer or smaller operations.`);
+}
+
+/** The time left to one render; every sharp pipeline of it gets the remainder as its timeout. */
+export class Deadline {
+  private readonly end: number;
+  constructor(readonly ms: number) {
+    this.end = Date.now() + ms;
+  }
+
+  remainingMs(): number {
+    return this.end - Date.now();
+  }
+
+  /** For sharp's `timeout`, which counts whole seconds (0 would mean none). */
+  seconds(): number {
+    return Math.max(1, Math.ceil(this.remainingMs() / 1000));
+  }
+
+  check(): void {
+    if (this.remainingMs() <= 0) throw renderTimeout(this.ms);
+  }
+
+  /** `work`, or a timeout error once the deadline passes (the abandoned work is stopped by its own timeouts). */
+  race<T>(work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(renderTimeout(this.ms)), Math.max(0, this.remainingMs()));
+    });
+    // An abandoned render still settles later; its error has no one left to tell.
+    work.catch(() => undefined);
+    return Promise.race([work, late]).finally(() => clearTimeout(timer));
   }
 }

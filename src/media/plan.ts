@@ -12,6 +12,7 @@ import { AppError } from '../core/errors.js';
 import { lookup } from './operations/index.js';
 import { bad } from './pipeline/params.js';
 import { isVideoFormat } from './operations/output.js';
+import { checkChainLength } from './limits.js';
 
 export interface PlanStep { name: string; args: unknown; params: string[] }
 
@@ -34,6 +35,7 @@ const BARE_OPS = new Set(['gif2video', 'detect_faces']);
 
 export function parsePlan(segments: string[]): Plan {
   const raw = splitOps(segments.filter((s) => s !== ''));
+  checkChainLength(raw.filter((r) => !r.name.startsWith('@')).length);
   const parsed: PlanStep[] = [];
   for (const { name, params } of raw) {
     if (name.startsWith('@')) continue; // client library tags such as -/@clib/blocks/1.2.3/uc-img/

@@ -25,7 +25,7 @@ import { PipelineStage } from './pipeline/state.js';
 import { type Opened, type SourceFile, kindOf, openSource, readSvg } from './pipeline/source.js';
 import { transformSvg } from './pipeline/svg.js';
 import type { LoadedImage, OutputOptions } from './pipeline/types.js';
-import { IMPLICIT_PREVIEW, checkOutput } from './limits.js';
+import { Deadline, IMPLICIT_PREVIEW, RENDER_TIMEOUT_MS, checkOutput, renderTimeout } from './limits.js';
 import { encode } from './pipeline/encode.js';
 import { renderGif2Video } from './pipeline/ffmpeg.js';
 import { imageJson } from './pipeline/info.js';
@@ -35,6 +35,8 @@ export interface RenderContext {
   /** The file's uuid: `-/json/` answers carry it as `id`. */
   fileId: string;
   accept: string | undefined;
+  /** Wall-clock bound of this render (default RENDER_TIMEOUT_MS); past it the render is a 400. */
+  timeoutMs?: number;
   loadOverlay(uuid: string): Promise<RenderSource | null>;
 }
 export interface RenderResult { body: Buffer; contentType: string; width: number; height: number; varyAccept: boolean; format: string }
@@ -47,6 +49,7 @@ interface Job {
   plan: Plan;
   ctx: RenderContext;
   out: OutputOptions;
+  deadline: Deadline;
   opened?: Opened;
   stage?: PipelineStage;
   result?: RenderResult;
@@ -69,7 +72,7 @@ const PHASES: readonly Phase[] = [
   async function decode(job) {
     const opened = await openSource(job.source, { autorotate: job.out.autorotate, ignoreIcc: job.out.srgb === 'fast' });
     job.opened = opened;
-    job.stage = new PipelineStage(opened.img, opened.width, opened.height, opened.hasAlpha, job.out, (uuid) => loadOverlay(job, uuid));
+    job.stage = new PipelineStage(opened.img, opened.width, opened.height, opened.hasAlpha, job.out, (uuid) => loadOverlay(job, uuid), job.deadline);
   },
   async function transform(job) {
     const s = job.stage!;
@@ -96,18 +99,24 @@ export function defaultOutput(): OutputOptions {
 }
 
 export async function render(source: RenderSource, plan: Plan, ctx: RenderContext): Promise<RenderResult> {
+  const deadline = new Deadline(ctx.timeoutMs ?? RENDER_TIMEOUT_MS);
   try {
-    if (plan.info === 'json') return await jsonFacts(source, ctx.fileId);
-    const kind = await kindOf(source);
-    if (plan.video) return await renderGif2Video(source, kind, plan);
-    const out = settingsOf(plan);
-    if (kind === 'svg' && !out.rasterize) return await svgAsSvg(source, plan);
-    const job: Job = { source, plan, ctx, out };
-    for (const phase of PHASES) await phase(job);
-    return job.result!;
+    // gif2video is bounded by ffmpeg's own time limit (VIDEO_TIMEOUT_MS).
+    if (plan.video) return await renderGif2Video(source, await kindOf(source), plan);
+    return await deadline.race(branch(source, plan, ctx, deadline));
   } catch (e) {
-    throw asClientError(e);
+    throw asClientError(e, deadline);
   }
+}
+
+async function branch(source: RenderSource, plan: Plan, ctx: RenderContext, deadline: Deadline): Promise<RenderResult> {
+  if (plan.info === 'json') return jsonFacts(source, ctx.fileId);
+  const kind = await kindOf(source);
+  const out = settingsOf(plan);
+  if (kind === 'svg' && !out.rasterize) return svgAsSvg(source, plan);
+  const job: Job = { source, plan, ctx, out, deadline };
+  for (const phase of PHASES) await phase(job);
+  return job.result!;
 }
 
 /** `-/json/`: the image facts as the public service answers them, `id` first. */
@@ -136,9 +145,11 @@ async function loadOverlay(job: Job, uuid: string): Promise<LoadedImage> {
  * libvips and decoder failures on a file are the file's fault: 400, never a crash or a 500.
  * Missing system tools (ffmpeg) and our own bugs stay 500.
  */
-function asClientError(e: unknown): unknown {
+function asClientError(e: unknown, deadline: Deadline): unknown {
   if (isAppError(e)) return e;
   const err = e as NodeJS.ErrnoException;
+  // libvips' own timeout (sharp's `timeout`, set from the deadline): "timeout: 42% complete".
+  if (err instanceof Error && /^timeout: \d+% complete/.test(err.message)) return renderTimeout(deadline.ms);
   if (err && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code === 'EMFILE')) return e;
   if (err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError) {
     // Programming errors in our code: keep the 500, but decoder RangeErrors on bad data are 400.

@@ -8,7 +8,7 @@ import {
   type Align, type Size, align, bad, color, expectCount, int, isAlign, oneOf, pixelDims, ratio, size,
   unavailable, type Rgba,
 } from '../pipeline/params.js';
-import { MAX_PARAM_PX } from '../limits.js';
+import { MAX_PARAM_PX, checkRequestedSize } from '../limits.js';
 import { CENTER, TOP_LEFT, fitInside, fitRatio, intersect, place, resolve, sharpColor } from '../pipeline/place.js';
 
 /** Cuts the box (x, y, w, h); parts outside the image become the background colour. */
@@ -16,7 +16,7 @@ export async function cropBox(s: Stage, x: number, y: number, w: number, h: numb
   const hit = intersect(x, y, w, h, s.width, s.height);
   const bg = s.background();
   if (!hit) {
-    s.fromRaw(await solid(s, w, h, bg));
+    s.solid(w, h, bg);
     return;
   }
   const img = await s.pipe();
@@ -36,14 +36,6 @@ export async function pad(s: Stage, left: number, top: number, right: number, bo
   const base = alpha && !s.hasAlpha ? img.ensureAlpha() : img;
   s.commit(base.extend({ left, top, right, bottom, background: sharpColor(bg) }),
     s.width + left + right, s.height + top + bottom, alpha);
-}
-
-async function solid(s: Stage, w: number, h: number, bg: Rgba) {
-  const data = Buffer.alloc(w * h * 4);
-  for (let i = 0; i < data.length; i += 4) {
-    data[i] = bg.r; data[i + 1] = bg.g; data[i + 2] = bg.b; data[i + 3] = Math.round(bg.alpha * 255);
-  }
-  return { data, width: w, height: h, channels: 4 as const };
 }
 
 /** Resizes to exactly w×h (callers keep the ratio when they mean to). */
@@ -77,7 +69,9 @@ export const resize: OpDef<{ w?: number; h?: number }> = {
   kind: 'transform', sizing: true, svgGeometry: true, videoCompanion: true, stackable: true,
   parse(p) {
     expectCount('resize', p, 1, 1);
-    return pixelDims('resize', p[0], false);
+    const dims = pixelDims('resize', p[0], false);
+    if (dims.w !== undefined && dims.h !== undefined) checkRequestedSize('resize', dims.w, dims.h);
+    return dims;
   },
   async apply(s, a) {
     let tw = a.w ?? Math.max(1, Math.round((s.width * a.h!) / s.height));
@@ -144,6 +138,7 @@ export const scale_crop: OpDef<ScaleCropArgs> = {
   parse(p) {
     expectCount('scale_crop', p, 1, 3);
     const { w, h } = pixelDims('scale_crop', p[0], true) as { w: number; h: number };
+    checkRequestedSize('scale_crop', w, h);
     let rest = p.slice(1);
     let smart = false;
     if (rest[0] !== undefined && !isAlign(rest[0])) {
@@ -166,7 +161,9 @@ export const smart_resize: OpDef<{ w: number; h: number }> = {
   kind: 'transform', sizing: true,
   parse(p) {
     expectCount('smart_resize', p, 1, 1);
-    return pixelDims('smart_resize', p[0], true) as { w: number; h: number };
+    const dims = pixelDims('smart_resize', p[0], true) as { w: number; h: number };
+    checkRequestedSize('smart_resize', dims.w, dims.h);
+    return dims;
   },
   async apply(s, a) {
     // Content-aware without a detector: cover-scale and keep the most salient region.
@@ -189,7 +186,9 @@ export const crop: OpDef<CropArgs> = {
       const r = ratio('crop', first);
       return { kind: 'ratio', ...r, align: p[1] !== undefined ? align('crop', p[1]) : CENTER };
     }
-    return { kind: 'size', size: size('crop', first), align: p[1] !== undefined ? align('crop', p[1], { negative: true }) : TOP_LEFT };
+    const wh = size('crop', first);
+    if (wh.w.unit === 'px' && wh.h.unit === 'px') checkRequestedSize('crop', wh.w.value, wh.h.value);
+    return { kind: 'size', size: wh, align: p[1] !== undefined ? align('crop', p[1], { negative: true }) : TOP_LEFT };
   },
   async apply(s, a) {
     const { w, h } = a.kind === 'ratio' ? fitRatio(s.width, s.height, a.x, a.y)

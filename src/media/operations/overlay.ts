@@ -4,7 +4,7 @@
  */
 import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
 import { type Align, type Rgba, type Size, align, bad, color, expectCount, opacity, size } from '../pipeline/params.js';
-import { CENTER, fitInside, intersect, place, resolve } from '../pipeline/place.js';
+import { CENTER, fitInside, intersect, place, resolve, sharpColor } from '../pipeline/place.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -68,11 +68,9 @@ export const rect: OpDef<RectArgs> = {
     const { left, top } = place(a.at, s.width, s.height, w, h);
     const hit = intersect(left, top, w, h, s.width, s.height);
     if (!hit) return;
-    const data = Buffer.alloc(hit.width * hit.height * 4);
-    const alpha = Math.round(a.color.alpha * 255);
-    for (let i = 0; i < data.length; i += 4) {
-      data[i] = a.color.r; data[i + 1] = a.color.g; data[i + 2] = a.color.b; data[i + 3] = alpha;
-    }
-    await drawRgba(s, { data, width: hit.width, height: hit.height, channels: 4 }, hit.left, hit.top);
+    // The fill is made by libvips while compositing, not by a JS loop on the main thread.
+    const fill = { create: { width: hit.width, height: hit.height, channels: 4 as const, background: sharpColor(a.color) } };
+    const img = await s.pipe();
+    s.commit(img.composite([{ input: fill, left: hit.left, top: hit.top }]), s.width, s.height);
   },
 };

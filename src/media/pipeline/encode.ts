@@ -74,7 +74,7 @@ export async function encode(s: PipelineStage, opened: Opened, source: SourceFil
     case 'webp': img = img.webp({ quality: q, effort: 4 }); break;
     case 'avif': img = img.avif({ quality: Math.max(1, q - 20), effort: 2 }); break;
   }
-  const { data, info } = await img.toBuffer({ resolveWithObject: true });
+  const { data, info } = await s.timed(img).toBuffer({ resolveWithObject: true });
   return { body: data, contentType: MIME[fmt], width: info.width, height: info.height, varyAccept: vary, format: fmt };
 }
 

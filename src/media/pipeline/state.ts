@@ -2,7 +2,8 @@
  * The Stage implementation used by render.ts (the only place besides render.ts and decoders that
  * loads sharp). See Stage in types.ts for the contract.
  */
-import sharp, { type Sharp } from 'sharp';
+import sharp, { type Sharp, type SharpOptions } from 'sharp';
+import { type Deadline, checkIntermediate } from '../limits.js';
 import { DEFAULT_TEXT, type LoadedImage, type OutputOptions, type RawImage, type Stage, type TextStyle } from './types.js';
 import type { Rgba } from './params.js';
 
@@ -13,7 +14,6 @@ export class PipelineStage implements Stage {
   fill: Rgba | null = null;
   stretch: 'on' | 'off' | 'fill' = 'on';
   text: TextStyle = DEFAULT_TEXT;
-  readonly create = sharp;
   /** Operations queued on `img` since it was last materialised. */
   private pending = false;
   /** Number of materialisations, for tests and keep_profile (a profile survives only unflushed). */
@@ -26,14 +26,28 @@ export class PipelineStage implements Stage {
     public hasAlpha: boolean,
     readonly out: OutputOptions,
     private readonly overlays: (uuid: string) => Promise<LoadedImage>,
-  ) {}
+    private readonly deadline: Deadline,
+  ) {
+    checkIntermediate(width, height);
+  }
+
+  /** A sharp pipeline bounded by the render's deadline. */
+  readonly create = (input?: Buffer, options?: SharpOptions): Sharp => this.timed(sharp(input, options));
+
+  /** Gives a pipeline the time left to the render as its libvips timeout. */
+  timed(img: Sharp): Sharp {
+    this.deadline.check();
+    return img.timeout({ seconds: this.deadline.seconds() });
+  }
 
   async pipe(): Promise<Sharp> {
+    this.deadline.check();
     if (this.pending) await this.materialise();
     return this.img;
   }
 
   commit(img: Sharp, width: number, height: number, hasAlpha = this.hasAlpha): void {
+    checkIntermediate(width, height);
     this.img = img;
     this.width = width;
     this.height = height;
@@ -46,7 +60,7 @@ export class PipelineStage implements Stage {
   }
 
   async raw(): Promise<RawImage> {
-    const { data, info } = await this.img.clone().toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await this.timed(this.img.clone()).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     this.flushes++;
     if (info.channels >= 3) return { data, width: info.width, height: info.height, channels: info.channels >= 4 ? 4 : 3 };
     // A greyscale pipeline stays single-channel whatever colourspace is asked: widen it here.
@@ -60,11 +74,23 @@ export class PipelineStage implements Stage {
   }
 
   fromRaw(raw: RawImage): void {
-    this.img = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels } });
-    this.width = raw.width;
-    this.height = raw.height;
-    this.hasAlpha = raw.channels === 4;
-    // A fresh raw pipeline has nothing queued: the next operation can use it directly.
+    this.restart(sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels } }), raw.width, raw.height, raw.channels === 4);
+  }
+
+  solid(width: number, height: number, colour: Rgba): void {
+    checkIntermediate(width, height);
+    // libvips fills it when the next pipeline runs, off the main thread.
+    const background = { r: colour.r, g: colour.g, b: colour.b, alpha: colour.alpha };
+    this.restart(sharp({ create: { width, height, channels: 4, background } }), width, height, true);
+  }
+
+  /** A fresh pipeline on a new input has nothing queued: the next operation can use it directly. */
+  private restart(img: Sharp, width: number, height: number, hasAlpha: boolean): void {
+    checkIntermediate(width, height);
+    this.img = img;
+    this.width = width;
+    this.height = height;
+    this.hasAlpha = hasAlpha;
     this.pending = false;
   }
 
@@ -75,8 +101,9 @@ export class PipelineStage implements Stage {
     this.fromRaw(raw);
   }
 
-  loadOverlay(uuid: string): Promise<LoadedImage> {
-    return this.overlays(uuid);
+  async loadOverlay(uuid: string): Promise<LoadedImage> {
+    const loaded = await this.overlays(uuid);
+    return { ...loaded, img: this.timed(loaded.img) };
   }
 
   background(): Rgba {

@@ -2,8 +2,7 @@
  * Types shared by the operation table. Only `import type` of sharp here and in every operation
  * module: the table is imported by plan.ts, which must stay pure (no native module load).
  */
-import type { Sharp } from 'sharp';
-import type sharpFactory from 'sharp';
+import type { Sharp, SharpOptions } from 'sharp';
 import type { Rgba } from './params.js';
 
 /**
@@ -84,17 +83,25 @@ export interface Stage {
   stretch: 'on' | 'off' | 'fill';
   text: TextStyle;
   readonly out: OutputOptions;
-  /** The sharp constructor, injected so operation modules never load the native module. */
-  readonly create: typeof sharpFactory;
-  /** Takes the pipeline for one operation; earlier pending work is materialised first. */
+  /**
+   * The sharp constructor, injected so operation modules never load the native module; its
+   * pipelines are bounded by the render's deadline.
+   */
+  readonly create: (input?: Buffer, options?: SharpOptions) => Sharp;
+  /**
+   * Takes the pipeline for one operation; earlier pending work is materialised first. Refused
+   * once the render's deadline has passed.
+   */
   pipe(): Promise<Sharp>;
-  /** Gives the pipeline back with the dimensions it will produce. */
+  /** Gives the pipeline back with the dimensions it will produce (refused above the pixel limit). */
   commit(img: Sharp, width: number, height: number, hasAlpha?: boolean): void;
   /** Materialises now and reads real dimensions (for trim and free-angle rotation). */
   settle(): Promise<void>;
   /** 8-bit sRGB pixels of the current image (3 or 4 channels). */
   raw(): Promise<RawImage>;
   fromRaw(raw: RawImage): void;
+  /** Replaces the image with a solid RGBA fill, built by libvips (never a JS loop). */
+  solid(width: number, height: number, colour: Rgba): void;
   /** Decodes another image of the same project for overlay (`self` = the source). */
   loadOverlay(uuid: string | 'self'): Promise<LoadedImage>;
   /** Background for areas outside the image: setfill, else transparent (alpha) or white. */
