@@ -118,6 +118,8 @@ const schema = z.object({
   uploadRequestTimeoutMs: z.coerce.number().int().min(0),
   /** REST and Upload: a request body that stops arriving for this long loses its connection (0 = never). */
   bodyIdleTimeoutMs: z.coerce.number().int().min(0),
+  /** Readiness: below this many free bytes in the data dir's file system the node reports not ready (0 = never). */
+  minFreeBytes: z.coerce.number().int().min(0),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -172,6 +174,7 @@ export const DEFAULTS = {
   requestTimeoutMs: 60_000,
   uploadRequestTimeoutMs: 3600_000,
   bodyIdleTimeoutMs: 60_000,
+  minFreeBytes: 1024 ** 3,
 } as const;
 
 /** Environment variable for each key (STOWAGE_ + upper snake case). */
@@ -236,6 +239,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   requestTimeoutMs: 'STOWAGE_REQUEST_TIMEOUT_MS',
   uploadRequestTimeoutMs: 'STOWAGE_UPLOAD_REQUEST_TIMEOUT_MS',
   bodyIdleTimeoutMs: 'STOWAGE_BODY_IDLE_TIMEOUT_MS',
+  minFreeBytes: 'STOWAGE_MIN_FREE_BYTES',
 };
 
 export class ConfigError extends Error {}

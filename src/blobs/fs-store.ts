@@ -43,12 +43,13 @@ export class FsBlobStore implements BlobStore {
     try {
       // flush: fsync before close, so the bytes are on disk before the rename makes them visible.
       await pipeline(source, meter, fs.createWriteStream(tmp, { flush: true }));
+      // A full disk can fail the directory too: the temp file must not outlive the request then.
+      await fsp.mkdir(path.dirname(final), { recursive: true });
+      await fsp.rename(tmp, final);
     } catch (err) {
       await fsp.rm(tmp, { force: true });
       throw err;
     }
-    await fsp.mkdir(path.dirname(final), { recursive: true });
-    await fsp.rename(tmp, final);
     await syncDir(path.dirname(final));
     return { size, md5: hash.digest('hex') };
   }

@@ -47,7 +47,7 @@ describe('health and readiness', () => {
       expect(await live.json()).toEqual({ status: 'ok' });
       const ready = await fetch(`${base}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', db: 'ok', blobs: 'ok', draining: false, inFlight: 0 });
+      expect(await ready.json()).toEqual({ status: 'ready', db: 'ok', blobs: 'ok', disk: 'ok', freeBytes: expect.any(Number), draining: false, inFlight: 0 });
       expect((await fetch(`${base}/readyz`, { method: 'HEAD' })).status).toBe(200);
     }
   });
@@ -76,6 +76,19 @@ describe('health and readiness', () => {
     expect(body['db']).toBe('ok');
     expect(body['blobs']).not.toBe('ok');
     expect((await fetch(`${broken.rest}/healthz`)).status).toBe(200);
+  });
+
+  it('readiness fails (503, disk "low") when the data dir has less free space than STOWAGE_MIN_FREE_BYTES', async () => {
+    const free = ((await (await fetch(`${full.rest}/readyz`)).json()) as { freeBytes: number }).freeBytes;
+    expect(free).toBeGreaterThan(0);
+    // A minimum above what the disk has: the same node is healthy but must not take traffic.
+    const starved = await start({ env: { STOWAGE_MIN_FREE_BYTES: String(free * 2) } });
+    for (const base of [starved.rest, starved.upload, starved.cdn]) {
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: 'unavailable', db: 'ok', blobs: 'ok', disk: 'low', freeBytes: expect.any(Number) });
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    }
   });
 });
 

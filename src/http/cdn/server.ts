@@ -10,6 +10,7 @@ import type { HttpsOptions } from '../common/tls.js';
 import { sendCdnError } from './errors.js';
 import { parseCdnPath, type FileRequest, type GroupRequest } from './url.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
+import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 
 export type { FileRequest, GroupRequest } from './url.js';
 
@@ -23,6 +24,7 @@ export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handle
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(handlers, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
+      if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, req.url);
       if (isAppError(err)) return sendCdnError(res, err.status, err.message, { ...err.headers });
       if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, req.url);
       ctx.log.error({ err, url: req.url }, 'CDN request failed');

@@ -2,13 +2,15 @@
  * Probes and drain for every surface, in front of the surface's own routing (so no auth, Accept
  * check, throttling or CDN URL parsing applies, and neither path can collide with a uuid):
  *   GET /healthz  liveness: the process serves HTTP (200 while draining too: do not restart it).
- *   GET /readyz   readiness: metadata store and blob store answer, and the node is not draining
- *                 (503 otherwise, so a load balancer stops sending new requests).
+ *   GET /readyz   readiness: metadata store and blob store answer, the data dir has at least
+ *                 minFreeBytes free, and the node is not draining (503 otherwise, so a load
+ *                 balancer stops sending new requests).
  * The same front counts in-flight requests, so shutdown can wait for them with a bound.
  */
 import type http from 'node:http';
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
+import { freeBytes } from './disk-space.js';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -68,8 +70,17 @@ export class NodeHealth {
       res.writeHead(200, headers).end(JSON.stringify({ status: 'ok' }));
       return;
     }
-    const checks = { db: 'ok', blobs: 'ok', draining: this.draining };
+    const checks = { db: 'ok', blobs: 'ok', disk: 'ok', freeBytes: null as number | null, draining: this.draining };
     await Promise.all([
+      withTimeout(freeBytes(this.ctx.config.dataDir)).then(
+        (free) => {
+          checks.freeBytes = free;
+          if (free < this.ctx.config.minFreeBytes) checks.disk = 'low';
+        },
+        (err: unknown) => {
+          checks.disk = errorText(err);
+        },
+      ),
       withTimeout(sql`select 1`.execute(this.ctx.db.kysely)).catch((err: unknown) => {
         checks.db = errorText(err);
       }),
@@ -77,7 +88,7 @@ export class NodeHealth {
         checks.blobs = errorText(err);
       }),
     ]);
-    const ready = checks.db === 'ok' && checks.blobs === 'ok' && !this.draining;
+    const ready = checks.db === 'ok' && checks.blobs === 'ok' && checks.disk === 'ok' && !this.draining;
     if (!ready) this.ctx.log.warn({ checks }, 'not ready');
     res.writeHead(ready ? 200 : 503, headers).end(JSON.stringify({ status: ready ? 'ready' : 'unavailable', ...checks, inFlight: this.inFlight }));
   }

@@ -12,6 +12,7 @@ import type { RoutePlugin } from '../../feature.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { restLimiter, throttleRest } from '../../throttle/http.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
+import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -73,6 +74,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
 
   app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: 'Not found.' }));
   app.setErrorHandler((err: Error, req, reply) => {
+    if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, req.url);
     if (isAppError(err)) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return sendJson(reply, err.status, { detail: err.message });

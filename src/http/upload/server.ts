@@ -12,6 +12,7 @@ import { MAX_FILES_PER_REQUEST } from './limits.js';
 import { renderUploadError, uploadError } from './errors.js';
 import { throttleUpload, uploadLimiter } from '../../throttle/http.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
+import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 
 
 /** `routes`: the Upload API routes every feature contributes. */
@@ -55,6 +56,7 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
   );
   app.setErrorHandler((err: Error, req, reply) => {
     if (isAppError(err)) return renderUploadError(req, reply, err);
+    if (isOutOfSpace(err)) return renderUploadError(req, reply, insufficientStorage(ctx.log, err, req.url));
     const status = (err as { statusCode?: number }).statusCode;
     if (status === 413) return renderUploadError(req, reply, uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.'));
     if (status && status >= 400 && status < 500) return renderUploadError(req, reply, new AppError(status, 'BaseViewsError', 'Request processing failed.'));

@@ -15,6 +15,7 @@ import { downloadErrors } from '../../net/errors.js';
 import type { OutboundClient, OutboundResponse } from '../../net/outbound.js';
 import type { FromUrlTasks } from './tasks.js';
 import { filenameFor } from './filename.js';
+import { insufficientStorage, isOutOfSpace } from '../../http/common/disk-space.js';
 
 const PROGRESS_EVERY_MS = 500;
 
@@ -59,7 +60,7 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
     // The URL or the remote side is at fault: a final answer for the client, no retry.
     if (isAppError(err) && err.status < 500 && !err.code.startsWith('DownloadFileHTTPNetwork')) return tasks.fail(token, err.code, err.message);
     if (job.attempt >= job.maxAttempts) {
-      const e = isAppError(err) ? err : null;
+      const e = isAppError(err) ? err : isOutOfSpace(err) ? insufficientStorage(ctx.log, err, undefined) : null;
       return tasks.fail(token, e?.code ?? 'DownloadFileInternalServerError', e?.message ?? 'Internal server error.');
     }
     throw err; // network trouble or our own failure: the queue retries with backoff
