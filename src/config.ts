@@ -52,6 +52,8 @@ const schema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   /** Uploads feature: unfinished multipart uploads expire (and their parts are reclaimed) after this. */
   multipartTtlMs: z.coerce.number().int().positive(),
+  /** Uploads feature: lease of a multipart completion, renewed while it runs; a crashed node's completion can be retried after it. */
+  multipartClaimLeaseMs: z.coerce.number().int().min(1000),
   /** Uploads feature: total deadline of one from_url download. */
   fromUrlTimeoutMs: z.coerce.number().int().positive(),
   /** Uploads feature: job lease of a from_url fetch, renewed while it runs; a dead node's fetch restarts after it. */
@@ -142,6 +144,7 @@ export const DEFAULTS = {
   expirySweepMs: 60_000,
   logLevel: 'info',
   multipartTtlMs: 24 * 3600 * 1000,
+  multipartClaimLeaseMs: 60_000,
   fromUrlTimeoutMs: 10 * 60 * 1000,
   fromUrlLeaseMs: 30_000,
   rateRestPerSec: 100,
@@ -201,6 +204,7 @@ const ENV_NAMES: Record<keyof Config, string> = {
   databaseSchema: 'STOWAGE_DATABASE_SCHEMA',
   logLevel: 'STOWAGE_LOG_LEVEL',
   multipartTtlMs: 'STOWAGE_MULTIPART_TTL_MS',
+  multipartClaimLeaseMs: 'STOWAGE_MULTIPART_CLAIM_LEASE_MS',
   fromUrlTimeoutMs: 'STOWAGE_FROM_URL_TIMEOUT_MS',
   fromUrlLeaseMs: 'STOWAGE_FROM_URL_LEASE_MS',
   rateRestPerSec: 'STOWAGE_RATE_REST_PER_SEC',

@@ -4,7 +4,9 @@
  * blob under the uuid announced at start, then commits the row like any other upload.
  * Unfinished uploads are reclaimed by a job scheduled at start for their expiry time.
  */
+import crypto from 'node:crypto';
 import type { Selectable } from 'kysely';
+import type { PutResult } from '../../blobs/store.js';
 import type { AppContext } from '../../context.js';
 import { apiInitiator } from '../../core/events.js';
 import { FileService, type StoreChoice } from '../../files/service.js';
@@ -16,6 +18,7 @@ import type { MultipartUploadsTable } from '../../db/tables/uploads.js';
 import { uploadError } from '../../http/upload/errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
+import { alreadyUploaded, CompletionClaim } from './claim.js';
 
 export const MULTIPART_EXPIRE_JOB = 'multipart.expire';
 export const MIN_FILE_BYTES = 10_485_760;
@@ -23,9 +26,6 @@ export const MIN_PART_BYTES = 5_242_880;
 export const MAX_PART_BYTES = 5_368_709_120;
 
 type Row = Selectable<MultipartUploadsTable>;
-
-/** Longer than assembling the largest file takes. */
-const STALE_CLAIM_MS = 30 * 60 * 1000;
 
 export interface StartRequest {
   filename: string;
@@ -37,7 +37,6 @@ export interface StartRequest {
 }
 
 export const notFound = () => uploadError(404, 'MultipartFileNotFoundError', 'File is not found.');
-export const alreadyUploaded = () => uploadError(400, 'MultipartFileAlreadyUploadedError', 'File is already uploaded.');
 const tooSmall = () => uploadError(400, 'MultipartUploadSizeTooSmallError', 'File size mismatch. Not all parts uploaded?');
 const tooLarge = () => uploadError(400, 'MultipartUploadSizeTooLargeError', 'Uploaded size is more than expected.');
 const wrongParts = () => uploadError(400, 'MultipartFileCompletionFailedError', 'Can not complete upload. Wrong parts size?');
@@ -85,45 +84,63 @@ export class MultipartService {
     return row;
   }
 
+  /**
+   * One completion at a time (CompletionClaim). A completion that takes over from a dead one
+   * finishes its work instead of redoing it: the file row it committed, or the whole file it
+   * assembled (puts are atomic, and with object storage the parts are gone once assembled).
+   */
   async complete(project: ProjectRow, uuid: string, requestId: string): Promise<FileRecord> {
     const row = await this.openUpload(uuid, project.id);
-    // One completion at a time: the state flip is the lock. A claim older than STALE_CLAIM_MS
-    // belongs to a completion whose node died, so it may be taken over.
-    const now = nowUs();
-    const claimed = await this.ctx.db.kysely
-      .updateTable('multipart_uploads')
-      .set({ state: 'completing', claimed_us: now })
-      .where('uuid', '=', uuid)
-      .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('claimed_us', '<', now - STALE_CLAIM_MS * 1000)])]))
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) throw alreadyUploaded();
+    const leaseMs = this.ctx.config.multipartClaimLeaseMs;
+    const claim = await CompletionClaim.take(this.ctx.db.kysely, uuid, leaseMs, notFound);
+    claim.startHeartbeat(leaseMs);
     const target: PartTarget = { uuid, parts: Number(row.parts) };
     let file: FileRecord;
     try {
-      await this.checkSizes(row, target);
-      const size = Number(row.size);
-      const blobKey = FileService.blobKey(uuid);
-      const put = await this.store.assemble(target, blobKey, size, tooLarge);
-      if (put.size !== size) {
-        await this.ctx.blobs.delete(blobKey);
-        throw tooSmall();
-      }
-      file = await this.ctx.files.commit(project, { uuid, blobKey, size: put.size, md5: put.md5 }, {
-        originalFilename: row.filename,
-        declaredType: row.content_type,
-        store: row.store === 'auto' ? 'auto' : row.store === '1',
-        metadata: JSON.parse(row.metadata) as Record<string, string>,
-        initiator: apiInitiator(requestId),
-      });
+      const committed = claim.tookOver ? await this.ctx.files.repo.get(project.id, uuid) : null;
+      file = committed ?? (await this.assembleAndCommit(project, row, target, claim, requestId));
     } catch (err) {
       // Let the client fix the parts and try again.
-      await this.ctx.db.kysely.updateTable('multipart_uploads').set({ state: 'open' }).where('uuid', '=', uuid).execute();
+      await claim.release('open');
       throw err;
     }
-    await this.ctx.db.kysely.updateTable('multipart_uploads').set({ state: 'done' }).where('uuid', '=', uuid).execute();
+    await claim.release('done');
     await this.store.removeParts(target);
     this.ctx.worker.poke();
     return file;
+  }
+
+  private async assembleAndCommit(project: ProjectRow, row: Row, target: PartTarget, claim: CompletionClaim, requestId: string): Promise<FileRecord> {
+    const size = Number(row.size);
+    const blobKey = FileService.blobKey(row.uuid);
+    const put = (claim.tookOver ? await this.assembledBefore(blobKey, size) : null) ?? (await this.assemble(row, target, blobKey, size));
+    // Never commit (nor, on failure, discard the bytes) after another completion took over.
+    await claim.ensureHeld();
+    return this.ctx.files.commit(project, { uuid: row.uuid, blobKey, size: put.size, md5: put.md5 }, {
+      originalFilename: row.filename,
+      declaredType: row.content_type,
+      store: row.store === 'auto' ? 'auto' : row.store === '1',
+      metadata: JSON.parse(row.metadata) as Record<string, string>,
+      initiator: apiInitiator(requestId),
+    });
+  }
+
+  private async assemble(row: Row, target: PartTarget, blobKey: string, size: number): Promise<PutResult> {
+    await this.checkSizes(row, target);
+    const put = await this.store.assemble(target, blobKey, size, tooLarge);
+    if (put.size !== size) {
+      await this.ctx.blobs.delete(blobKey);
+      throw tooSmall();
+    }
+    return put;
+  }
+
+  /** The whole file a dead completion assembled under its key, or null. */
+  private async assembledBefore(blobKey: string, size: number): Promise<PutResult | null> {
+    if ((await this.ctx.blobs.size(blobKey)) !== size) return null;
+    const hash = crypto.createHash('md5');
+    for await (const chunk of await this.ctx.blobs.get(blobKey)) hash.update(chunk as Buffer);
+    return { size, md5: hash.digest('hex') };
   }
 
   private async checkSizes(row: Row, target: PartTarget): Promise<void> {

@@ -1,0 +1,113 @@
+/**
+ * A node killed (SIGKILL) in the middle of /multipart/complete/ must not leave the upload stuck
+ * behind "File is already uploaded." with no file: the completion's claim is a lease that a retry
+ * takes over once it lapses (503 with Retry-After until then), and the retry finishes the upload
+ * with every byte intact. (Two completions at once: test/uploads/multipart.test.ts.)
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { get, postForm, sleep, type Res } from './helpers.js';
+
+const MiB = 1024 * 1024;
+const PART = 5 * MiB;
+const LEASE_MS = 2000;
+const servers: TestServer[] = [];
+
+afterAll(async () => {
+  for (const s of servers) await s.stop();
+});
+
+async function start(opts: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
+  const s = await startServer({ ...opts, env: { STOWAGE_MULTIPART_CLAIM_LEASE_MS: String(LEASE_MS), ...opts.env } });
+  servers.push(s);
+  return s;
+}
+
+/** Starts a multipart upload of `data` and PUTs every part. */
+async function uploadParts(server: TestServer, keys: ProjectKeys, data: Buffer): Promise<string> {
+  const r = await postForm(`${server.upload}/multipart/start/`, {
+    UPLOADCARE_PUB_KEY: keys.public_key,
+    filename: 'big.bin',
+    content_type: 'application/octet-stream',
+    size: String(data.length),
+    UPLOADCARE_STORE: '1',
+  });
+  expect(r.status).toBe(200);
+  const urls = r.json.parts as string[];
+  for (let i = 0; i < urls.length; i += 4) {
+    await Promise.all(
+      urls.slice(i, i + 4).map(async (url, j) => {
+        const n = i + j;
+        const put = await fetch(url, { method: 'PUT', body: data.subarray(n * PART, (n + 1) * PART) });
+        expect(put.status).toBe(200);
+      }),
+    );
+  }
+  return r.json.uuid as string;
+}
+
+const complete = (server: TestServer, keys: ProjectKeys, uuid: string): Promise<Res> =>
+  postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid });
+
+/** Resolves once the completion is under way: assembling into a temp file (fs), or in a handler (S3). */
+async function untilCompleting(server: TestServer): Promise<void> {
+  const tmp = path.join(server.dataDir, 'blobs', '.tmp');
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (server.bucket) {
+      if ((await get(`${server.rest}/readyz`)).json?.inFlight >= 1) return sleep(150);
+    } else if (fs.existsSync(tmp) && fs.readdirSync(tmp).length > 0) return;
+    await sleep(5);
+  }
+  throw new Error('the completion never got under way');
+}
+
+const md5 = (b: Buffer) => crypto.createHash('md5').update(b).digest('hex');
+
+describe('multipart completion and crashes', () => {
+  it('a retry after a SIGKILL during /multipart/complete/ finishes the upload (503 + Retry-After while the dead claim lasts)', async () => {
+    const first = await start();
+    const keys = await first.createProject();
+    const data = crypto.randomBytes(40 * PART);
+    const uuid = await uploadParts(first, keys, data);
+
+    const pending = complete(first, keys, uuid).catch(() => null);
+    await untilCompleting(first);
+    await first.kill();
+    expect(await pending).toBeNull();
+
+    const restarted = await start({ dataDir: first.dataDir, ...(first.schema ? { schema: first.schema } : {}), ...(first.bucket ? { bucket: first.bucket } : {}) });
+    const seen: number[] = [];
+    let done: Res | null = null;
+    const deadline = Date.now() + LEASE_MS + 30_000;
+    while (!done && Date.now() < deadline) {
+      const r = await complete(restarted, keys, uuid);
+      seen.push(r.status);
+      if (r.status === 200) done = r;
+      else {
+        // Never "already uploaded" for a file that does not exist: only "try again later".
+        expect(r.status, r.text).toBe(503);
+        expect(r.text).toBe('File is being assembled by another request. Try again later.');
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(Number(r.headers.get('retry-after'))).toBeLessThanOrEqual(Math.ceil(LEASE_MS / 1000));
+        await sleep(250);
+      }
+    }
+    expect(done, `statuses: ${seen.join(',')}`).not.toBeNull();
+    expect(done!.json.uuid).toBe(uuid);
+    expect(done!.json.size).toBe(data.length);
+    const body = Buffer.from(await (await fetch(`${restarted.cdn}/${uuid}/`)).arrayBuffer());
+    expect(body.length).toBe(data.length);
+    expect(md5(body)).toBe(md5(data));
+    // Now it is uploaded, and says so.
+    const again = await complete(restarted, keys, uuid);
+    expect(again.status).toBe(400);
+    expect(again.text).toBe('File is already uploaded.');
+    // The parts are gone once the file is.
+    const partsDir = path.join(restarted.dataDir, 'blobs', 'multipart', uuid.slice(0, 2), uuid);
+    if (!restarted.bucket && fs.existsSync(partsDir)) expect(fs.readdirSync(partsDir)).toEqual([]);
+  }, 180_000);
+});
