@@ -40,7 +40,7 @@ const schema = z.object({
   sdkAliases: bool,
   tlsCertFile: z.string().optional(),
   tlsKeyFile: z.string().optional(),
-  /** Peers whose X-Forwarded-Proto is believed (IP addresses or CIDRs). */
+  /** Peers whose X-Forwarded-Proto (REST) and X-Forwarded-For (Upload API client address) are believed (IP addresses or CIDRs). */
   trustedProxies: csv,
   /** Networks the outbound client may reach despite the SSRF guard. */
   outboundAllow: csv,
@@ -63,6 +63,12 @@ const schema = z.object({
   rateRestBurst: z.coerce.number().int().min(1),
   rateUploadPerSec: z.coerce.number().min(0),
   rateUploadBurst: z.coerce.number().int().min(1),
+  /** Throttling: Upload API requests per client address (unknown public keys count here only); 0 switches it off. */
+  rateUploadIpPerSec: z.coerce.number().min(0),
+  rateUploadIpBurst: z.coerce.number().int().min(1),
+  /** /base/: file bytes staged before a known public key arrived, per client address and in all (0 = the key must come first). */
+  anonymousStagingPerIpBytes: z.coerce.number().int().min(0),
+  anonymousStagingTotalBytes: z.coerce.number().int().min(0),
   /** Groups feature: total uncompressed bytes of one group archive (spec: 2 GB). */
   groupArchiveMaxBytes: z.coerce.number().int().positive(),
   /** Copies: largest source copied as is, and largest source copied with operations (spec: 5 GB, 100 MB). */
@@ -151,6 +157,10 @@ export const DEFAULTS = {
   rateRestBurst: 500,
   rateUploadPerSec: 100,
   rateUploadBurst: 500,
+  rateUploadIpPerSec: 50,
+  rateUploadIpBurst: 250,
+  anonymousStagingPerIpBytes: 64 * 1024 ** 2,
+  anonymousStagingTotalBytes: 512 * 1024 ** 2,
   groupArchiveMaxBytes: 2 * 1024 ** 3,
   copyMaxBytes: 5 * 1024 ** 3,
   copyProcessedMaxBytes: 100 * 1024 ** 2,
@@ -211,6 +221,10 @@ const ENV_NAMES: Record<keyof Config, string> = {
   rateRestBurst: 'STOWAGE_RATE_REST_BURST',
   rateUploadPerSec: 'STOWAGE_RATE_UPLOAD_PER_SEC',
   rateUploadBurst: 'STOWAGE_RATE_UPLOAD_BURST',
+  rateUploadIpPerSec: 'STOWAGE_RATE_UPLOAD_IP_PER_SEC',
+  rateUploadIpBurst: 'STOWAGE_RATE_UPLOAD_IP_BURST',
+  anonymousStagingPerIpBytes: 'STOWAGE_ANONYMOUS_STAGING_PER_IP_BYTES',
+  anonymousStagingTotalBytes: 'STOWAGE_ANONYMOUS_STAGING_TOTAL_BYTES',
   groupArchiveMaxBytes: 'STOWAGE_GROUP_ARCHIVE_MAX_BYTES',
   copyMaxBytes: 'STOWAGE_COPY_MAX_BYTES',
   copyProcessedMaxBytes: 'STOWAGE_COPY_PROCESSED_MAX_BYTES',

@@ -3,7 +3,12 @@
  * they arrive (the SDK sends the file before the public key field), then the project, store choice,
  * metadata and credentials are checked, and only then rows are committed. On any failure the staged
  * bytes are discarded, so nothing half-done stays behind.
+ *
+ * No anonymous disk writes: a public key in the query string is checked before the body is read
+ * (unknown: 403 at once), a key field in the body as soon as it arrives, and file bytes that arrive
+ * before any known key spend from a budget per client address and in all (anonymous-staging.ts).
  */
+import { pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MultipartFile } from '@fastify/multipart';
 import type { AppContext } from '../context.js';
@@ -14,7 +19,8 @@ import { authorizeUpload } from '../http/upload/credentials.js';
 import { uploadError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
 import { sendJson } from '../http/common/json.js';
-import { checkNoNulls, metadataFields, queryParams, requireProject, storeChoice, type Params } from '../http/upload/params.js';
+import { checkNoNulls, firstOf, metadataFields, publicKeyFields, queryParams, requireProject, sdkHeaderKey, storeChoice, type Params } from '../http/upload/params.js';
+import { AnonymousStagingBudget, type AnonymousStaging } from './anonymous-staging.js';
 
 interface StagedPart {
   field: string;
@@ -28,13 +34,16 @@ interface StagedPart {
 const tooLarge = () => uploadError(400, 'FileSizeLimitExceededError', 'File is too large.');
 
 export function baseRoute(ctx: AppContext) {
+  const budget = new AnonymousStagingBudget(ctx.config.anonymousStagingPerIpBytes, ctx.config.anonymousStagingTotalBytes);
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.post('/base/', async (req, reply) => {
       if (!req.isMultipart()) throw uploadError(400, 'FilesRequiredError', 'Request does not contain files.');
       const params = queryParams(req.query);
       const parts: StagedPart[] = [];
+      const staging = budget.open(req.ip);
       try {
-        await readParts(ctx, req, params, parts);
+        if (await keyKnownBeforeBody(ctx, req, params)) staging.release();
+        await readParts(ctx, req, params, parts, staging);
         checkNoNulls(params);
         if (parts.length === 0) throw uploadError(400, 'FilesRequiredError', 'Request does not contain files.');
         const found = await requireProject(ctx, params, 'base');
@@ -56,20 +65,51 @@ export function baseRoute(ctx: AppContext) {
       } catch (err) {
         await ctx.files.discard(parts.map((p) => p.staged));
         throw mapMultipartError(err);
+      } finally {
+        staging.release();
       }
     });
   };
 }
 
-async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, out: StagedPart[]): Promise<void> {
+/**
+ * Whether the request names a known project before its body: a key in the query string must be
+ * valid (else the 403 goes out before a byte of the body is read); the JS SDK's client header
+ * names the key its body carries after the file.
+ */
+async function keyKnownBeforeBody(ctx: AppContext, req: FastifyRequest, params: Params): Promise<boolean> {
+  if (firstOf(params, publicKeyFields(ctx.config.sdkAliases)) !== undefined) {
+    checkNoNulls(params);
+    await requireProject(ctx, params, 'base');
+    return true;
+  }
+  const claimed = sdkHeaderKey(req.headers);
+  return claimed !== null && (await ctx.projects.lookup(claimed)) !== null;
+}
+
+function anonymousBytesRefused(ctx: AppContext): Error {
+  const name = ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY';
+  return uploadError(403, 'ProjectPublicKeyRequiredError', `${name} is required before the file: too many file bytes arrived without a valid public key.`);
+}
+
+async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, out: StagedPart[], staging: AnonymousStaging): Promise<void> {
+  const keyFields = publicKeyFields(ctx.config.sdkAliases);
   for await (const part of req.parts()) {
     if (part.type === 'field') {
-      if (typeof part.value === 'string') params.set(part.fieldname, part.value);
+      if (typeof part.value !== 'string') continue;
+      params.set(part.fieldname, part.value);
+      // A key field is checked as it arrives: unknown stops the request before more bytes are staged.
+      if (keyFields.includes(part.fieldname)) {
+        checkNoNulls(params);
+        await requireProject(ctx, params, 'base');
+        staging.release();
+      }
       continue;
     }
     const file = part as MultipartFile;
     if (out.length >= MAX_FILES_PER_REQUEST) throw uploadError(400, 'RequestFileNumberLimitExceededError', 'The request contains too many files.');
-    const staged = await ctx.files.stage(file.file, ctx.config.maxUploadBytes, tooLarge);
+    const metered = pipeline(file.file, staging.meter(() => anonymousBytesRefused(ctx)), () => undefined);
+    const staged = await ctx.files.stage(metered, ctx.config.maxUploadBytes, tooLarge);
     if (file.file.truncated) {
       await ctx.files.discard([staged]);
       throw tooLarge();

@@ -8,13 +8,29 @@ import { AppError } from '../core/errors.js';
 import type { AppContext } from '../context.js';
 import type { RateLimiter } from './limiter.js';
 import { nodeLimiter } from './redis.js';
+import { sdkHeaderKey } from '../http/upload/params.js';
 
 export function restLimiter(ctx: AppContext): RateLimiter {
   return nodeLimiter(ctx, 'rest', { perSec: ctx.config.rateRestPerSec, burst: ctx.config.rateRestBurst });
 }
 
-export function uploadLimiter(ctx: AppContext): RateLimiter {
-  return nodeLimiter(ctx, 'upload', { perSec: ctx.config.rateUploadPerSec, burst: ctx.config.rateUploadBurst });
+const PUBLIC_KEY_SYNTAX = /^[A-Za-z0-9_-]{4,64}$/;
+
+/** The Upload API's two bucket families: per project (public key) and per client address. */
+export interface UploadLimiters {
+  project: RateLimiter;
+  client: RateLimiter;
+  /** Whether a public key names a project (a claim nobody has checked yet). */
+  isKnownKey(pubKey: string): Promise<boolean>;
+}
+
+export function uploadLimiters(ctx: AppContext): UploadLimiters {
+  return {
+    project: nodeLimiter(ctx, 'upload', { perSec: ctx.config.rateUploadPerSec, burst: ctx.config.rateUploadBurst }),
+    client: nodeLimiter(ctx, 'upload-ip', { perSec: ctx.config.rateUploadIpPerSec, burst: ctx.config.rateUploadIpBurst }),
+    // Only well-formed keys reach the database (project keys are 4-64 of A-Z a-z 0-9 _ -).
+    isKnownKey: async (pubKey) => PUBLIC_KEY_SYNTAX.test(pubKey) && (await ctx.projects.lookup(pubKey)) !== null,
+  };
 }
 
 /** REST: runs after authentication, so the bucket is the project's. */
@@ -33,30 +49,39 @@ function exempt(req: FastifyRequest): boolean {
 const PUB_KEY_FIELDS = ['pub_key', 'UPLOADCARE_PUB_KEY', 'SVC_PUB_KEY'];
 
 /**
- * The project a request counts against, before the handler runs: the public key from the query or
- * a urlencoded body; else from the SDK's client header (`…/<ver>/<pubkey> (…)`), which the JS SDK
- * sends with multipart bodies whose key field comes after the file; else the client address.
+ * The public key a request claims before the handler runs: from the query or a urlencoded body;
+ * else from the SDK's client header (`…/<ver>/<pubkey> (…)`), which the JS SDK sends with
+ * multipart bodies whose key field comes after the file.
  */
-export function uploadThrottleKey(req: FastifyRequest): string {
+export function claimedPublicKey(req: FastifyRequest): string | null {
   const sources = [req.query, req.body].filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null && !isStream(s));
   for (const src of sources) {
     for (const f of PUB_KEY_FIELDS) {
       const v = src[f];
-      if (typeof v === 'string' && v) return `pub:${v}`;
+      if (typeof v === 'string' && v) return v;
     }
   }
-  const ua = req.headers['x-uc-user-agent'] ?? req.headers['user-agent'];
-  const m = typeof ua === 'string' ? /^[\w.-]+\/[\w.-]+\/([\w-]+)/.exec(ua) : null;
-  if (m?.[1]) return `pub:${m[1]}`;
-  return `ip:${req.ip}`;
+  return sdkHeaderKey(req.headers);
 }
 
 function isStream(v: object): boolean {
   return typeof (v as { pipe?: unknown }).pipe === 'function';
 }
 
-export async function throttleUpload(limiter: RateLimiter, req: FastifyRequest): Promise<void> {
+const throttled = (retryAfterS: number) => new AppError(429, 'RequestThrottledError', 'Request was throttled.', { 'retry-after': String(retryAfterS) });
+
+/**
+ * Every request spends from its client address's bucket first (`req.ip`: the peer, or the
+ * X-Forwarded-For client when the peer is a trusted proxy), so neither a fresh random key per
+ * request nor a borrowed public key escapes a limit. A key that names a project then also spends
+ * from the project's bucket; an unknown key, or none, counts against the address alone.
+ */
+export async function throttleUpload(limiters: UploadLimiters, req: FastifyRequest): Promise<void> {
   if (exempt(req)) return;
-  const d = await limiter.take(uploadThrottleKey(req));
-  if (!d.allowed) throw new AppError(429, 'RequestThrottledError', 'Request was throttled.', { 'retry-after': String(d.retryAfterS) });
+  const byClient = await limiters.client.take(`ip:${req.ip}`);
+  if (!byClient.allowed) throw throttled(byClient.retryAfterS);
+  const key = claimedPublicKey(req);
+  if (key === null || !(await limiters.isKnownKey(key))) return;
+  const byProject = await limiters.project.take(`pub:${key}`);
+  if (!byProject.allowed) throw throttled(byProject.retryAfterS);
 }

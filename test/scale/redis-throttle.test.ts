@@ -41,6 +41,18 @@ describe('throttling counters', () => {
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
+  it('per client address live in Redis too: random public keys are throttled across a restart', async () => {
+    const env = { STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0.001', STOWAGE_RATE_UPLOAD_IP_BURST: '3', STOWAGE_REDIS_URL: REDIS_URL };
+    const randomKey = () => crypto.randomBytes(10).toString('hex');
+    const a = await start(env);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await fetch(`${a.upload}/info/?pub_key=${randomKey()}&file_id=x`)).status);
+    expect(statuses).toEqual([403, 403, 403, 429]);
+    await a.stop();
+    const b = await start(env, a);
+    expect((await fetch(`${b.upload}/info/?pub_key=${randomKey()}&file_id=x`)).status).toBe(429);
+  });
+
   it('are per process without Redis (the control case)', async () => {
     const a = await start(LIMIT);
     const keys = await a.createProject();

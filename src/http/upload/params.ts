@@ -11,7 +11,7 @@ import { uploadError } from './errors.js';
 export type Params = Map<string, string>;
 
 /** Field names carrying the public key: neutral, SDK (base, multipart) and `pub_key` (others). */
-function pubKeyNames(aliases: boolean): string[] {
+export function publicKeyFields(aliases: boolean): string[] {
   return aliases ? ['SVC_PUB_KEY', 'UPLOADCARE_PUB_KEY', 'pub_key'] : ['SVC_PUB_KEY', 'pub_key'];
 }
 
@@ -33,11 +33,22 @@ export function firstOf(params: Params, names: string[]): string | undefined {
  */
 export async function requireProject(ctx: AppContext, params: Params, label: 'base' | 'other'): Promise<{ project: ProjectRow; secrets: string[] }> {
   const name = label === 'base' ? (ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY') : 'pub_key';
-  const pub = firstOf(params, pubKeyNames(ctx.config.sdkAliases));
+  const pub = firstOf(params, publicKeyFields(ctx.config.sdkAliases));
   if (!pub) throw uploadError(403, 'ProjectPublicKeyRequiredError', `${name} is required.`);
   const found = await ctx.projects.lookup(pub);
   if (!found) throw uploadError(403, 'ProjectPublicKeyInvalidError', `${name} is invalid.`);
   return found;
+}
+
+/**
+ * The key in the JS SDK's client header (`UploadcareUploadClient/<version>/<pubkey> (…)`, sent as
+ * X-UC-User-Agent, or User-Agent by older clients): the SDK sends multipart bodies with the key
+ * field after the file, so this is the only key it names before the body. A claim, never proof.
+ */
+export function sdkHeaderKey(headers: Record<string, string | string[] | undefined>): string | null {
+  const ua = headers['x-uc-user-agent'] ?? headers['user-agent'];
+  const m = typeof ua === 'string' ? /^[\w.-]+\/[\w.-]+\/([\w-]+)/.exec(ua) : null;
+  return m?.[1] ?? null;
 }
 
 export function storeChoice(ctx: AppContext, params: Params): StoreChoice {

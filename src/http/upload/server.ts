@@ -10,7 +10,7 @@ import type { AppContext } from '../../context.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { MAX_FILES_PER_REQUEST } from './limits.js';
 import { renderUploadError, uploadError } from './errors.js';
-import { throttleUpload, uploadLimiter } from '../../throttle/http.js';
+import { throttleUpload, uploadLimiters } from '../../throttle/http.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 
@@ -21,6 +21,8 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
     logger: false,
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreDuplicateSlashes: true },
+    // req.ip is the client: X-Forwarded-For is read only when the peer is a configured proxy.
+    trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
     ...(https ? { https } : {}),
   });
   await app.register(multipart, {
@@ -47,9 +49,9 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
     }
   });
 
-  // Per-project throttling (src/throttle): 429 RequestThrottledError with Retry-After.
-  const limiter = uploadLimiter(ctx);
-  app.addHook('preHandler', async (req) => throttleUpload(limiter, req));
+  // Per-client-address and per-project throttling (src/throttle): 429 RequestThrottledError with Retry-After.
+  const limiters = uploadLimiters(ctx);
+  app.addHook('preHandler', async (req) => throttleUpload(limiters, req));
 
   app.setNotFoundHandler((req, reply) =>
     renderUploadError(req, reply, uploadError(404, 'NotFound', 'Not found.')),

@@ -1,0 +1,240 @@
+/**
+ * No anonymous disk writes on /base/ (issue #11 item 4): an unknown key in the query string is
+ * refused before the body is read, an unknown key field as soon as it arrives, and file bytes that
+ * arrive before any known key are bounded per client address and in all. Measured on the bytes
+ * the server writes into its data dir while the request body is still open.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { uploadFile } from '@uploadcare/upload-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, usingS3, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { bytes, sleep, until } from './helpers.js';
+
+const PER_IP = 1024 * 1024;
+const TOTAL = 1536 * 1024;
+const KIB = 1024;
+
+let server: TestServer;
+let keys: ProjectKeys;
+
+beforeAll(async () => {
+  server = await startServer({
+    env: {
+      STOWAGE_ANONYMOUS_STAGING_PER_IP_BYTES: String(PER_IP),
+      STOWAGE_ANONYMOUS_STAGING_TOTAL_BYTES: String(TOTAL),
+      // Clients at other addresses arrive through a "proxy" on loopback.
+      STOWAGE_TRUSTED_PROXIES: '127.0.0.1',
+    },
+  });
+  keys = await server.createProject();
+});
+afterAll(async () => server?.stop());
+
+/** Bytes the server holds in its data dir's blob tree right now (staging temp files and blobs). */
+function bytesOnDisk(): number {
+  let total = 0;
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else total += fs.statSync(p, { throwIfNoEntry: false })?.size ?? 0;
+    }
+  };
+  walk(path.join(server.dataDir, 'blobs'));
+  return total;
+}
+
+/** Bytes in staging temp files right now. */
+function tmpBytes(): number {
+  const dir = path.join(server.dataDir, 'blobs', '.tmp');
+  return fs.readdirSync(dir).reduce((sum, n) => sum + (fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.size ?? 0), 0);
+}
+
+/** Samples bytesOnDisk() until stopped; returns the largest growth over the starting figure. */
+function watchDisk(): { stop(): number } {
+  const base = bytesOnDisk();
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, bytesOnDisk() - base);
+    } catch {
+      // a temp file vanished between readdir and stat
+    }
+  }, 10);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+/** A multipart /base/ request written by hand, part by part, whose body stays open until end(). */
+class StreamedUpload {
+  readonly boundary = `b${crypto.randomBytes(8).toString('hex')}`;
+  readonly answer: Promise<Answer>;
+  answered = false;
+  private readonly req: http.ClientRequest;
+
+  constructor(query = '', headers: Record<string, string> = {}) {
+    this.req = http.request(`${server.upload}/base/${query}`, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${this.boundary}`, ...headers },
+    });
+    // Writes after an early answer may fail (EPIPE, reset): the answer is what the test reads.
+    this.req.on('error', () => undefined);
+    this.answer = new Promise((resolve, reject) => {
+      this.req.on('response', (res) => {
+        this.answered = true;
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+    });
+  }
+
+  field(name: string, value: string): Promise<void> {
+    return this.write(Buffer.from(`--${this.boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+
+  /** Opens a file part and sends `size` bytes of it (stops early once the server has answered). */
+  async file(size: number, name = 'file'): Promise<void> {
+    await this.write(Buffer.from(`--${this.boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    const data = bytes(size, 7);
+    for (let at = 0; at < size && !this.answered; at += 64 * KIB) await this.write(data.subarray(at, at + 64 * KIB));
+    await this.write(Buffer.from('\r\n'));
+  }
+
+  async end(): Promise<Answer> {
+    this.req.end(`--${this.boundary}--\r\n`);
+    return this.answer;
+  }
+
+  destroy(): void {
+    this.req.destroy();
+  }
+
+  /** Writes unless the server has answered; resolves when the socket took the chunk (or soon after an answer). */
+  private write(chunk: Buffer): Promise<void> {
+    if (this.answered || this.req.destroyed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => resolve();
+      if (this.req.write(chunk)) return done();
+      this.req.once('drain', done);
+      void this.answer.then(done, done);
+    });
+  }
+}
+
+/** Waits (bounded) for the answer of a request whose body is still open. */
+function answeredWithin(u: StreamedUpload, ms: number): Promise<Answer | 'no answer'> {
+  return Promise.race([u.answer, sleep(ms).then(() => 'no answer' as const)]);
+}
+
+const fwd = (ip: string) => ({ 'x-forwarded-for': ip });
+
+describe('a key in the query string', () => {
+  it('unknown: 403 before the body is read, nothing written', async () => {
+    for (const query of ['?UPLOADCARE_PUB_KEY=nosuchkey000', '?pub_key=nosuchkey000&jsonerrors=0']) {
+      const disk = watchDisk();
+      const u = new StreamedUpload(query);
+      await u.file(2 * PER_IP);
+      const answer = await answeredWithin(u, 10_000);
+      u.destroy();
+      expect(answer).toEqual({ status: 403, text: 'UPLOADCARE_PUB_KEY is invalid.' });
+      if (!usingS3()) expect(disk.stop()).toBe(0);
+    }
+  });
+
+  it('known: the body may carry the file before any key field, whatever its size', async () => {
+    const u = new StreamedUpload(`?UPLOADCARE_PUB_KEY=${keys.public_key}`);
+    await u.file(2 * PER_IP);
+    const answer = await u.end();
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text).file).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('a key field in the body', () => {
+  it('unknown, before the file: 403 as it arrives, the file is never staged', async () => {
+    const disk = watchDisk();
+    const u = new StreamedUpload('', fwd('198.51.100.10'));
+    await u.field('UPLOADCARE_PUB_KEY', 'nosuchkey000');
+    await u.file(2 * PER_IP);
+    const answer = await answeredWithin(u, 10_000);
+    u.destroy();
+    expect(answer).toEqual({ status: 403, text: 'UPLOADCARE_PUB_KEY is invalid.' });
+    if (!usingS3()) expect(disk.stop()).toBe(0);
+  });
+
+  it('after the file: works while the file fits the anonymous budget, and the budget is given back', async () => {
+    for (let i = 0; i < 3; i++) {
+      const u = new StreamedUpload('', fwd('198.51.100.11'));
+      await u.file(PER_IP - 64 * KIB);
+      await u.field('UPLOADCARE_PUB_KEY', keys.public_key);
+      const answer = await u.end();
+      expect(answer.status, answer.text).toBe(200);
+    }
+  });
+});
+
+describe('file bytes before any key', () => {
+  it('stop at the per-address budget with a 403 while the body is still open', async () => {
+    const disk = watchDisk();
+    const u = new StreamedUpload('', fwd('198.51.100.12'));
+    await u.file(4 * PER_IP);
+    const answer = await answeredWithin(u, 10_000);
+    const peak = disk.stop();
+    u.destroy();
+    expect(answer).toMatchObject({ status: 403 });
+    expect((answer as Answer).text).toMatch(/^UPLOADCARE_PUB_KEY is required before the file/);
+    if (!usingS3()) {
+      // The budget plus at most one chunk in flight; nothing is left behind.
+      expect(peak).toBeLessThanOrEqual(PER_IP + 64 * KIB);
+      await until(async () => (fs.readdirSync(path.join(server.dataDir, 'blobs', '.tmp')).length === 0 ? true : undefined), 5000);
+    }
+  });
+
+  it('count per client address and in all, across concurrent requests', async () => {
+    // A holds 900 KiB without a key; B (another address) then passes the total, C (A's address) A's share.
+    const a = new StreamedUpload('', fwd('198.51.100.20'));
+    await a.file(900 * KIB);
+    if (!usingS3()) await until(async () => (tmpBytes() >= 880 * KIB ? true : undefined), 10_000, 20);
+    else await sleep(1000);
+
+    const b = new StreamedUpload('', fwd('198.51.100.21'));
+    await b.file(900 * KIB);
+    const refusedB = await answeredWithin(b, 10_000);
+    b.destroy();
+    expect(refusedB).toMatchObject({ status: 403 });
+
+    const c = new StreamedUpload('', fwd('198.51.100.20'));
+    await c.file(300 * KIB);
+    const refusedC = await answeredWithin(c, 10_000);
+    c.destroy();
+    expect(refusedC).toMatchObject({ status: 403 });
+
+    // Under both budgets another address still gets through, and A completes once its key arrives.
+    const d = new StreamedUpload('', fwd('198.51.100.22'));
+    await d.file(400 * KIB);
+    await d.field('UPLOADCARE_PUB_KEY', keys.public_key);
+    expect((await d.end()).status).toBe(200);
+    await a.field('UPLOADCARE_PUB_KEY', keys.public_key);
+    expect((await a.end()).status).toBe(200);
+  });
+
+  it('the official JS client names its key in X-UC-User-Agent, so its files are not bounded', async () => {
+    const data = bytes(3 * PER_IP, 11);
+    const file = await uploadFile(data, { publicKey: keys.public_key, baseURL: server.upload, baseCDN: server.cdn, fileName: 'sdk.bin', multipartMinFileSize: 100 * PER_IP });
+    expect(file.size).toBe(data.length);
+  });
+});
