@@ -4,9 +4,13 @@
  * bytes behind the server's back: memory still answers with the old bytes, the store with the new.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { overwriteBlob, startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { overwriteBlob, startServer, usingS3, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import * as fx from '../media/fixtures.js';
 import { get, put } from './helpers.js';
 
 const KIB = 1024;
@@ -175,4 +179,24 @@ describe('originals cache: image processing', () => {
       expect((await sharp(r.body).metadata()).width).toBe(32);
     }
   });
+});
+
+describe.runIf(usingS3())('temporary copies (object storage)', () => {
+  it('are made under <dataDir>/spool and removed after every render, failed ones included', async () => {
+    const gif = fs.readFileSync(await fx.animatedGif());
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#00ff00' } }).png().toBuffer();
+    const strayBefore = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('stowage-src-')).length;
+    for (const s of [cached, uncached]) {
+      const g = await put(s.server, s.keys, 'a.gif', gif);
+      const p = await put(s.server, s.keys, 'p.png', png);
+      // ffmpeg reads a file: always a temporary copy; without the originals cache, every render needs one.
+      expect((await get(s.server, `/${g}/gif2video/`)).status).toBe(200);
+      expect((await get(s.server, `/${p}/-/resize/20x/-/overlay/${p}/50px50p/center/`)).status).toBe(200);
+      expect((await get(s.server, `/${p}/gif2video/`)).status).toBe(400); // refused after its source was opened
+      const spool = path.join(s.server.dataDir, 'spool');
+      expect(fs.existsSync(spool)).toBe(true);
+      expect(fs.readdirSync(spool)).toEqual([]);
+    }
+    expect(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('stowage-src-')).length).toBe(strayBefore);
+  }, 60_000);
 });
