@@ -48,6 +48,7 @@ export function parsePlan(segments: string[]): Plan {
 
 /** `first`'s operations, then `then`'s, as one plan (a group's default effects, then the URL's). */
 export function appendPlan(first: Plan, then: Plan): Plan {
+  checkChainLength(first.steps.length + then.steps.length);
   return planOf([...first.steps, ...then.steps]);
 }
 

@@ -122,6 +122,8 @@ describe('parsePlan accepts', () => {
     expect(both.canonical).toBe('-/resize/100x/-/format/webp');
     expect(both.inline).toBe(false);
     expect(() => appendPlan(parsePlan(segs('-/json/')), parsePlan(segs('-/resize/10x/')))).toThrow(/json/);
+    const twenty = parsePlan(segs('-/resize/10x/'.repeat(20)));
+    expect(() => appendPlan(twenty, twenty)).toThrow(/Too many operations/);
   });
 
   test('explicit jpeg raises the cap flag', () => {
