@@ -38,7 +38,7 @@ export interface RunningApp {
 export async function openStores(config: Config, log: Logger) {
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
   await migrate(db);
-  const projects = new ProjectService(new ProjectRepo(db.kysely));
+  const projects = new ProjectService(new ProjectRepo(db));
   log.debug({ dialect: db.dialect }, 'metadata store ready');
   return { db, projects };
 }
@@ -52,7 +52,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const { db, projects } = await openStores(config, log);
   const blobs = await openBlobStore(config);
   const files = new FileService(db, blobs);
-  const queue = new JobQueue(db.kysely, db.dialect);
+  const queue = new JobQueue(db);
   const worker = new Worker(queue, log, config.jobPollMs, 8);
   const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, queue, worker };
   await connectRedis(ctx);
@@ -88,7 +88,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   // PostgreSQL: other nodes' enqueues wake this worker (NOTIFY at their commit); polling remains the fallback.
   const listener = db.dialect === 'postgres' ? listenForJobs(config.databaseUrl, db.schema, () => worker.poke(), log) : null;
   worker.start();
-  const unschedule = [...maintenance.schedules, ...features.flatMap((f) => f.schedules ?? [])].map((s) => schedulePeriodic(db.kysely, log, s));
+  const unschedule = [...maintenance.schedules, ...features.flatMap((f) => f.schedules ?? [])].map((s) => schedulePeriodic(queue, log, s));
   return {
     ctx,
     urls: { ...ctx.bases },

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import type { Db } from '../db/connect.js';
 import type { ProjectService } from '../core/projects.js';
-import { StorageRepo } from '../storages/repo.js';
+import { StorageService, type CustomStorage } from '../storages/service.js';
 
 export interface CliHelpers {
   storeOptions(cmd: Command): Command;
@@ -28,7 +28,7 @@ export function registerStorageCommands(program: Command, h: CliHelpers): void {
     .action(async (opts: Record<string, unknown>) => {
       await h.withStores(opts, async ({ db, projects }) => {
         const project = await projects.require(String(opts['pubKey']));
-        const s = await new StorageRepo(db.kysely).add({
+        const s = await new StorageService(db).add({
           projectId: project.id,
           name: String(opts['name']),
           endpoint: typeof opts['endpoint'] === 'string' ? opts['endpoint'] : null,
@@ -48,7 +48,7 @@ export function registerStorageCommands(program: Command, h: CliHelpers): void {
     .action(async (opts: Record<string, unknown>) => {
       await h.withStores(opts, async ({ db, projects }) => {
         const project = await projects.require(String(opts['pubKey']));
-        const rows = (await new StorageRepo(db.kysely).list(project.id)).map(publicView);
+        const rows = (await new StorageService(db).list(project.id)).map(publicView);
         process.stdout.write(opts['json'] ? JSON.stringify(rows) + '\n' : rows.map((r) => `${r.name}  s3://${r.bucket}  ${r.endpoint ?? '(AWS)'}  ${r.pattern}`).join('\n') + '\n');
       });
     });
@@ -58,13 +58,13 @@ export function registerStorageCommands(program: Command, h: CliHelpers): void {
     .action(async (opts: Record<string, unknown>) => {
       await h.withStores(opts, async ({ db, projects }) => {
         const project = await projects.require(String(opts['pubKey']));
-        const gone = await new StorageRepo(db.kysely).remove(project.id, String(opts['name']));
+        const gone = await new StorageService(db).remove(project.id, String(opts['name']));
         if (!gone) throw new Error(`no storage named ${String(opts['name'])} in ${project.pubKey}`);
         process.stdout.write(`removed storage ${String(opts['name'])}\n`);
       });
     });
 }
 
-function publicView(s: Awaited<ReturnType<StorageRepo['list']>>[number]) {
+function publicView(s: CustomStorage) {
   return { name: s.name, bucket: s.bucket, endpoint: s.endpoint, region: s.region, force_path_style: s.forcePathStyle, pattern: s.pattern, access_key_id: s.accessKeyId };
 }

@@ -7,7 +7,6 @@ import { validateMetadata } from '../core/metadata.js';
 import { localCopy } from './local.js';
 import { remoteCopy } from './remote.js';
 import { boolField, resolveSource } from './source.js';
-import { ProjectRepo } from '../db/projects.js';
 import { restFileJson } from '../core/file-json.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
 
@@ -51,7 +50,7 @@ function metadataOf(raw: unknown): Record<string, string> {
 }
 
 async function projectOf(ctx: AppContext, projectId: number) {
-  const p = await new ProjectRepo(ctx.db.kysely).byId(projectId);
+  const p = await ctx.projects.byId(projectId);
   if (!p) throw new AppError(404, 'NotFound', 'Not found.');
   return p;
 }

@@ -24,7 +24,7 @@ export async function resolveSource(ctx: AppContext, projectId: number, raw: unk
   if (typeof raw !== 'string') throw bad(BAD_SOURCE);
   const ref = parseFileRef(raw);
   if (!ref) throw bad(BAD_SOURCE);
-  const file = await ctx.files.repo.get(projectId, ref.uuid);
+  const file = await ctx.files.find(projectId, ref.uuid);
   // A removed source is refused like an unknown one (spec: the source MUST NOT be deleted).
   if (!file || file.removedUs !== null || !file.blobKey) throw bad(BAD_SOURCE);
   if (!file.isReady) throw bad('File is not ready yet.');

@@ -2,7 +2,8 @@
  * File events, recorded in the same transaction as the change that causes them (outbox). The
  * webhook dispatcher consumes them from the job queue; nothing is sent from a request handler.
  */
-import { enqueue, type DbOrTrx } from '../jobs/queue.js';
+import type { DbOrTrx } from '../db/connect.js';
+import { enqueue } from '../jobs/queue.js';
 
 export const FILE_EVENTS = ['file.uploaded', 'file.infected', 'file.stored', 'file.deleted', 'file.info_updated'] as const;
 export type FileEventName = (typeof FILE_EVENTS)[number];

@@ -33,6 +33,9 @@ export interface AppdataEntry {
   datetime_updated: string;
 }
 
+/** Whether an upload is stored: explicitly, or as the project's autostore setting says. */
+export type StoreChoice = boolean | 'auto';
+
 export interface FileRecord {
   uuid: string;
   projectId: number;

@@ -71,6 +71,11 @@ export class ProjectService {
     }
   }
 
+  /** By internal id (jobs and REST routes carry the id), uncached; null when unknown. */
+  byId(id: number): Promise<ProjectRow | null> {
+    return this.repo.byId(id);
+  }
+
   async require(pubKey: string): Promise<ProjectRow> {
     const found = await this.repo.byPubKey(pubKey);
     if (!found) throw new AppError(404, 'ProjectNotFound', `no project with public key ${pubKey}`);

@@ -1,21 +1,37 @@
 /**
  * Opens the metadata store: SQLite (WAL, in the data dir) by default, PostgreSQL when the config
- * names a postgres:// URL. Everything above this file is dialect-agnostic Kysely.
+ * names a postgres:// URL. Everything above this file is dialect-agnostic Kysely, and only the
+ * repositories (src/db/*, each feature's repo.ts, the job queue) hold queries: services see a
+ * `Db` to open transactions with and pass the transaction handle on to repositories and `enqueue`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** An open transaction: what a service hands to repositories and `enqueue` so they commit together. */
+export type Trx = Transaction<Database>;
+
+/** What a repository query runs on: the pool, or a transaction a service opened. */
+export type DbOrTrx = Kysely<Database> | Trx;
+
 export interface Db {
+  /** The query builder. Only repositories use it (test/architecture.test.ts keeps it so). */
   kysely: Kysely<Database>;
   dialect: Dialect;
   /** PostgreSQL schema in use, when not the default. */
   schema?: string;
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A state
+   * change and the jobs it causes are written through the same `trx` (outbox, DESIGN invariant 2).
+   */
+  transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
+  /** One round trip to the store (readiness probe). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,8 +54,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   file.pragma('synchronous = FULL');
   file.pragma('busy_timeout = 10000');
   file.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: file }) });
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  return wrap(new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: file }) }), 'sqlite');
 }
 
 async function openPostgres(url: string, schema: string | undefined): Promise<Db> {
@@ -61,8 +76,19 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Db
     max: 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => kysely.destroy() };
+  return { ...wrap(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres'), ...(schema ? { schema } : {}) };
+}
+
+function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
+  return {
+    kysely,
+    dialect,
+    transaction: (fn) => kysely.transaction().execute(fn),
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close: () => kysely.destroy(),
+  };
 }
 
 /**

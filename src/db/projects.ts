@@ -1,5 +1,6 @@
 /** Queries for projects and their secret keys. */
 import type { Kysely, Selectable } from 'kysely';
+import type { Db } from './connect.js';
 import type { Database } from './schema.js';
 
 export interface ProjectRow {
@@ -30,7 +31,11 @@ const toProject = (r: Row): ProjectRow => ({
 });
 
 export class ProjectRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
+
+  constructor(store: Db) {
+    this.db = store.kysely;
+  }
 
   async insert(p: Omit<ProjectRow, 'id'>, secret: string): Promise<ProjectRow> {
     return this.db.transaction().execute(async (trx) => {

@@ -25,11 +25,11 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   const cfg = ctx.config;
   // Only a CDN node keeps originals in memory: elsewhere (copies) a render reads the store.
   const originals = new OriginalsCache(ctx.blobs, opts.serveCdn ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
-  const renderer = new StoredFileRenderer(ctx.files.repo, new StoredSources(ctx.blobs, originals), ctx.config.cdnRenderTimeoutMs);
+  const renderer = new StoredFileRenderer(ctx.files, new StoredSources(ctx.blobs, originals), ctx.config.cdnRenderTimeoutMs);
   const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);
   if (!opts.serveCdn) return { name: 'delivery', deliver: null, render };
 
-  const lookup = new FileLookup(ctx.files.repo);
+  const lookup = new FileLookup(ctx.files);
   // The file service lives as long as this feature: no need to unsubscribe.
   ctx.files.onRemoved((uuid) => lookup.invalidate(uuid));
   const processed = await createProcessedHandler(ctx, renderer);

@@ -11,7 +11,7 @@ import type { Plan } from '../media/plan.js';
 import { render, type RenderResult } from '../media/render.js';
 import type { OpenedSource, StoredSources } from './source-file.js';
 
-/** File rows by uuid (the file service's repository). */
+/** File rows by uuid (the file service). */
 export interface FileRows {
   byUuid(uuid: string): Promise<FileRecord | null>;
 }

@@ -1,7 +1,7 @@
 /** Queries for file rows. Every query is scoped to a project except the CDN's lookup by uuid. */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { DbOrTrx } from '../jobs/queue.js';
+import type { Db, DbOrTrx } from '../db/connect.js';
 import type { FileRecord } from '../core/file-record.js';
 
 type Row = Selectable<Database['files']>;
@@ -66,7 +66,11 @@ export interface ListQuery {
 }
 
 export class FileRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
+
+  constructor(private readonly store: Db) {
+    this.db = store.kysely;
+  }
 
   async insert(db: DbOrTrx, f: FileRecord): Promise<void> {
     await db.insertInto('files').values(toRow(f)).execute();
@@ -125,10 +129,29 @@ export class FileRepo {
     await db.updateTable('files').set(patch).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
   }
 
+  /** The bytes of a removed file are gone: forget their key. */
+  async forgetBlob(projectId: number, uuid: string): Promise<void> {
+    await this.update(this.db, projectId, uuid, { blob_key: null });
+  }
+
+  /** The newest live file of the project fetched from this URL (from_url duplicate check). */
+  async latestFromUrl(projectId: number, sourceUrl: string): Promise<FileRecord | null> {
+    const r = await this.db
+      .selectFrom('files')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('source_url', '=', sourceUrl)
+      .where('removed_us', 'is', null)
+      .orderBy('uploaded_us', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return r ? toRecord(r) : null;
+  }
+
   /** Locks a row for a read-modify-write (PostgreSQL); SQLite transactions are already serial. */
-  async getForUpdate(trx: DbOrTrx, projectId: number, uuid: string, dialect: 'sqlite' | 'postgres'): Promise<FileRecord | null> {
+  async getForUpdate(trx: DbOrTrx, projectId: number, uuid: string): Promise<FileRecord | null> {
     let s = trx.selectFrom('files').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId);
-    if (dialect === 'postgres') s = s.forUpdate();
+    if (this.store.dialect === 'postgres') s = s.forUpdate();
     const r = await s.executeTakeFirst();
     return r ? toRecord(r) : null;
   }

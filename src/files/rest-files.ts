@@ -31,7 +31,7 @@ export function fileRoutes(ctx: AppContext) {
         (f) => f.uploadedUs,
       );
       const links = pageLinks(`${ctx.bases.rest}/files/`, userParams(q), firstUs, lastUs, hasNext, hasPrevious);
-      const [total, totals] = await Promise.all([ctx.files.repo.count({ projectId: req.projectId, removed, stored }), ctx.files.repo.totals(req.projectId)]);
+      const [total, totals] = await Promise.all([ctx.files.count({ projectId: req.projectId, removed, stored }), ctx.files.totals(req.projectId)]);
       return sendJson(reply, 200, {
         next: links.next,
         previous: links.previous,

@@ -3,17 +3,16 @@
  * state change and the events it causes commit in one transaction; bytes are reclaimed by a job.
  */
 import type { Readable } from 'node:stream';
-import type { Kysely } from 'kysely';
 import { withLocalFile } from '../blobs/local-file.js';
 import type { BlobStore } from '../blobs/store.js';
-import type { Db } from '../db/connect.js';
-import type { Database } from '../db/schema.js';
+import type { Db, DbOrTrx } from '../db/connect.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { FileRepo, type ListQuery } from './repo.js';
-import { enqueue, type DbOrTrx } from '../jobs/queue.js';
+import { enqueue } from '../jobs/queue.js';
 import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
 import { recordEvent, systemInitiator, type Initiator } from '../core/events.js';
-import { cleanOriginalFilename, sanitizeFilename, type FileRecord } from '../core/file-record.js';
+import { cleanOriginalFilename, sanitizeFilename, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid, parseUuid } from '../core/ids.js';
 import { validateKeyCount, validateMetadataKey, validateMetadataValue } from '../core/metadata.js';
@@ -22,8 +21,6 @@ import { nowUs } from '../core/time.js';
 
 export const BLOB_DELETE_JOB = 'blob.delete';
 export const EXPIRY_SWEEP_JOB = 'files.expire';
-
-export type StoreChoice = boolean | 'auto';
 
 export interface IngestOptions {
   originalFilename: string | undefined;
@@ -47,13 +44,11 @@ export interface StagedBlob {
 export const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
 
 export class FileService {
-  readonly repo: FileRepo;
+  private readonly repo: FileRepo;
   private readonly removedListeners = new Set<(uuid: string) => void>();
-  private readonly db: Kysely<Database>;
 
-  constructor(private readonly meta: Db, readonly blobs: BlobStore) {
-    this.db = meta.kysely;
-    this.repo = new FileRepo(meta.kysely);
+  constructor(private readonly db: Db, readonly blobs: BlobStore) {
+    this.repo = new FileRepo(db);
   }
 
   /**
@@ -142,7 +137,7 @@ export class FileService {
       const t = nowUs();
       const row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
       try {
-        await this.db.transaction().execute(async (trx) => {
+        await this.db.transaction(async (trx) => {
           await this.repo.insert(trx, row);
           await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
           if (stored) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
@@ -162,12 +157,41 @@ export class FileService {
     return found;
   }
 
+  /** The file as stored (removed ones included), or null; `uuid` must already be canonical. */
+  find(projectId: number, uuid: string): Promise<FileRecord | null> {
+    return this.repo.get(projectId, uuid);
+  }
+
+  /** Files of the project among `uuids` (removed ones included), in no particular order. */
+  findMany(projectId: number, uuids: string[]): Promise<FileRecord[]> {
+    return this.repo.getMany(projectId, uuids);
+  }
+
+  /** Any project's file: for the CDN, whose URLs carry only the uuid. */
+  byUuid(uuid: string): Promise<FileRecord | null> {
+    return this.repo.byUuid(uuid);
+  }
+
+  /** The newest live file of the project fetched from this URL (from_url duplicate check). */
+  latestFromUrl(projectId: number, sourceUrl: string): Promise<FileRecord | null> {
+    return this.repo.latestFromUrl(projectId, sourceUrl);
+  }
+
   list(q: ListQuery): Promise<FileRecord[]> {
     return this.repo.list(q);
   }
 
+  count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored'>): Promise<number> {
+    return this.repo.count(q);
+  }
+
+  /** Counts of the project's removed, stored and unstored files (REST list `totals`). */
+  totals(projectId: number): Promise<{ removed: number; stored: number; unstored: number }> {
+    return this.repo.totals(projectId);
+  }
+
   async store(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.db.transaction(async (trx) => {
       const file = await this.lockOrThrow(trx, projectId, uuid);
       return this.storeLocked(trx, file, initiator);
     });
@@ -184,7 +208,7 @@ export class FileService {
 
   /** Marks the file removed at once; its bytes are reclaimed by a job in the same transaction. */
   async remove(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
-    const removed = await this.db.transaction().execute(async (trx) => {
+    const removed = await this.db.transaction(async (trx) => {
       const file = await this.lockOrThrow(trx, projectId, uuid);
       return this.removeLocked(trx, file, initiator, 'file.deleted');
     });
@@ -211,9 +235,9 @@ export class FileService {
       else wanted.set(id, raw);
     }
     const result: FileRecord[] = [];
-    await this.db.transaction().execute(async (trx) => {
+    await this.db.transaction(async (trx) => {
       for (const [id, raw] of wanted) {
-        const file = await this.repo.getForUpdate(trx, projectId, id, this.meta.dialect);
+        const file = await this.repo.getForUpdate(trx, projectId, id);
         if (!file) {
           problems[raw] = 'Missing in the project';
           continue;
@@ -232,7 +256,7 @@ export class FileService {
   async setMetadataKey(projectId: number, uuid: string, key: string, value: unknown, initiator: Initiator): Promise<{ value: string; created: boolean }> {
     validateMetadataKey(key);
     const clean = validateMetadataValue(key, value);
-    return this.db.transaction().execute(async (trx) => {
+    return this.db.transaction(async (trx) => {
       const file = await this.lockOrThrow(trx, projectId, uuid);
       if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
       const previous = file.metadata[key];
@@ -248,7 +272,7 @@ export class FileService {
 
   async deleteMetadataKey(projectId: number, uuid: string, key: string, initiator: Initiator): Promise<void> {
     validateMetadataKey(key);
-    await this.db.transaction().execute(async (trx) => {
+    await this.db.transaction(async (trx) => {
       const file = await this.lockOrThrow(trx, projectId, uuid);
       if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
       const previous = file.metadata[key];
@@ -267,10 +291,10 @@ export class FileService {
       const due = await this.repo.expired(cutoff, batchSize);
       if (due.length === 0) return total;
       const expired: string[] = [];
-      await this.db.transaction().execute(async (trx) => {
+      await this.db.transaction(async (trx) => {
         expired.length = 0;
         for (const { uuid, projectId } of due) {
-          const file = await this.repo.getForUpdate(trx, projectId, uuid, this.meta.dialect);
+          const file = await this.repo.getForUpdate(trx, projectId, uuid);
           // Re-check under the lock: it may have been stored or removed since the scan.
           if (file && file.storedUs === null && file.removedUs === null) {
             await this.removeLocked(trx, file, systemInitiator(), null);
@@ -287,18 +311,13 @@ export class FileService {
   /** Job body: drop the bytes of a removed file and forget the key. Idempotent. */
   async reclaimBytes(projectId: number, uuid: string, blobKey: string): Promise<void> {
     await this.blobs.delete(blobKey);
-    await this.repo.update(this.db, projectId, uuid, { blob_key: null });
+    await this.repo.forgetBlob(projectId, uuid);
   }
 
   private async lockOrThrow(trx: DbOrTrx, projectId: number, uuid: string): Promise<FileRecord> {
     const id = parseUuid(uuid);
-    const file = id ? await this.repo.getForUpdate(trx, projectId, id, this.meta.dialect) : null;
+    const file = id ? await this.repo.getForUpdate(trx, projectId, id) : null;
     if (!file) throw fileNotFound();
     return file;
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(e.message ?? '');
 }

@@ -16,7 +16,7 @@ export function infoRoute(ctx: AppContext) {
       if (!raw) throw uploadError(400, 'FileIdRequiredError', 'file_id is required.');
       const uuid = parseUuid(raw);
       if (!uuid) throw uploadError(400, 'FileIdInvalidError', 'file_id is invalid.');
-      const file = await ctx.files.repo.get(found.project.id, uuid);
+      const file = await ctx.files.find(found.project.id, uuid);
       if (!file || file.removedUs !== null) throw uploadError(404, 'FileNotFoundError', 'File is not found.');
       return sendJson(reply, 200, uploadInfoJson(file));
     });

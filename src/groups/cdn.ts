@@ -34,7 +34,7 @@ export function groupCdnHandler(ctx: AppContext, groups: GroupService, deliver: 
       }
       case 'nth': {
         if (view.index >= g.filesCount) return sendCdnError(res, 404, 'No file with this index in the group.');
-        const member = await groups.repo.member(g.uuid, view.index);
+        const member = await groups.member(g, view.index);
         const file = member ? await deliverable(ctx, member.fileUuid) : null;
         if (!member || !file) return sendCdnError(res, 404, 'File not found.');
         // The group's own operations first, then the URL's (spec: "applied first").
@@ -45,7 +45,7 @@ export function groupCdnHandler(ctx: AppContext, groups: GroupService, deliver: 
 }
 
 async function deliverable(ctx: AppContext, uuid: string): Promise<FileRecord | null> {
-  const f = await ctx.files.repo.byUuid(uuid);
+  const f = await ctx.files.byUuid(uuid);
   return f && f.removedUs === null && f.blobKey ? f : null;
 }
 

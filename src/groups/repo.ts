@@ -1,7 +1,7 @@
 /** Queries for groups and their members. Every query is scoped to a project except the CDN's. */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { DbOrTrx } from '../jobs/queue.js';
+import type { Db, DbOrTrx } from '../db/connect.js';
 
 export interface GroupRecord {
   uuid: string;
@@ -29,7 +29,11 @@ type Row = Database['file_groups'];
 const toRecord = (r: Row): GroupRecord => ({ uuid: r.uuid, projectId: Number(r.project_id), filesCount: Number(r.files_count), createdUs: Number(r.created_us) });
 
 export class GroupRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
+
+  constructor(store: Db) {
+    this.db = store.kysely;
+  }
 
   async insert(trx: DbOrTrx, g: GroupRecord, members: GroupMember[]): Promise<void> {
     await trx.insertInto('file_groups').values({ uuid: g.uuid, project_id: g.projectId, files_count: g.filesCount, created_us: g.createdUs }).execute();

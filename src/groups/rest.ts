@@ -22,14 +22,14 @@ export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
       const base = { projectId: req.projectId, desc };
       const { page, firstUs, lastUs, hasNext, hasPrevious } = await cursorPage(
         { limit, fromUs: from, toUs: to },
-        (afterUs, beforeUs, n) => groups.repo.list({ ...base, limit: n, afterUs, beforeUs }),
+        (afterUs, beforeUs, n) => groups.list({ ...base, limit: n, afterUs, beforeUs }),
         (g) => g.createdUs,
       );
       const links = pageLinks(`${ctx.bases.rest}/groups/`, userParams(q), firstUs, lastUs, hasNext, hasPrevious);
       return sendJson(reply, 200, {
         next: links.next,
         previous: links.previous,
-        total: await groups.repo.count(req.projectId),
+        total: await groups.count(req.projectId),
         per_page: limit,
         results: page.map((g) => groupSummaryJson(g, ctx.bases)),
       });
@@ -43,7 +43,7 @@ export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
 
     app.delete('/groups/:id/', async (req, reply) => {
       const g = await groups.find(req.projectId, idOf(req));
-      if (!g || !(await groups.repo.delete(req.projectId, g.uuid))) throw notFound();
+      if (!g || !(await groups.delete(req.projectId, g.uuid))) throw notFound();
       return reply.code(204).send();
     });
   };

@@ -9,7 +9,8 @@ import { newUuid, parseUuid } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
 import type { FileRef } from '../http/cdn/file-ref.js';
 import { effectsText } from './file-ref.js';
-import { GroupRepo, type GroupRecord } from './repo.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { GroupRepo, type GroupListQuery, type GroupMember, type GroupRecord } from './repo.js';
 
 /** Spec: a group holds up to 1000 files. */
 export const MAX_GROUP_FILES = 1000;
@@ -31,10 +32,10 @@ export function parseGroupId(text: string): { uuid: string; count: number } | nu
 }
 
 export class GroupService {
-  readonly repo: GroupRepo;
+  private readonly repo: GroupRepo;
 
   constructor(private readonly ctx: AppContext) {
-    this.repo = new GroupRepo(ctx.db.kysely);
+    this.repo = new GroupRepo(ctx.db);
   }
 
   /**
@@ -43,14 +44,14 @@ export class GroupService {
    */
   async create(projectId: number, refs: FileRef[], notFound: () => AppError): Promise<GroupRecord> {
     const unique = [...new Set(refs.map((r) => r.uuid))];
-    const files = await this.ctx.files.repo.getMany(projectId, unique);
+    const files = await this.ctx.files.findMany(projectId, unique);
     const live = new Set(files.filter((f) => f.removedUs === null).map((f) => f.uuid));
     if (unique.some((u) => !live.has(u))) throw notFound();
     const members = refs.map((r) => ({ fileUuid: r.uuid, effects: effectsText(r.written) }));
     for (let attempt = 0; ; attempt++) {
       const g: GroupRecord = { uuid: newUuid(), projectId, filesCount: refs.length, createdUs: nowUs() };
       try {
-        await this.ctx.db.kysely.transaction().execute((trx) => this.repo.insert(trx, g, members));
+        await this.ctx.db.transaction((trx) => this.repo.insert(trx, g, members));
         return g;
       } catch (err) {
         // Creation times are unique per project (exact list cursor); another node may have taken this one.
@@ -68,18 +69,31 @@ export class GroupService {
     return g && g.filesCount === parsed.count ? g : null;
   }
 
+  list(q: GroupListQuery): Promise<GroupRecord[]> {
+    return this.repo.list(q);
+  }
+
+  count(projectId: number): Promise<number> {
+    return this.repo.count(projectId);
+  }
+
+  /** Deletes the group object only; its files are untouched. False when there was none. */
+  delete(projectId: number, uuid: string): Promise<boolean> {
+    return this.repo.delete(projectId, uuid);
+  }
+
+  /** The entry at `position` (0-based), or null past the end. */
+  member(g: GroupRecord, position: number): Promise<GroupMember | null> {
+    return this.repo.member(g.uuid, position);
+  }
+
   async entries(g: GroupRecord): Promise<GroupEntry[]> {
     const members = await this.repo.members(g.uuid);
-    const files = await this.ctx.files.repo.getMany(g.projectId, [...new Set(members.map((m) => m.fileUuid))]);
+    const files = await this.ctx.files.findMany(g.projectId, [...new Set(members.map((m) => m.fileUuid))]);
     const byUuid = new Map(files.map((f) => [f.uuid, f]));
     return members.map((m) => {
       const f = byUuid.get(m.fileUuid);
       return { file: f && f.removedUs === null ? f : null, effects: m.effects };
     });
   }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || /UNIQUE constraint failed/.test(e.message ?? '');
 }

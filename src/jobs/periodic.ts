@@ -2,11 +2,9 @@
  * Periodic jobs: every node proposes the job once per period under the same unique key, and the
  * queue keeps one, so exactly one node runs each period's work. The enqueue wakes the workers.
  */
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Database } from '../db/schema.js';
 import type { PeriodicKind } from './kinds.js';
-import { enqueue } from './queue.js';
+import type { JobQueue } from './queue.js';
 
 export interface PeriodicSchedule {
   kind: PeriodicKind;
@@ -17,11 +15,11 @@ export interface PeriodicSchedule {
   keyOf?(slot: number): string;
 }
 
-export function schedulePeriodic(db: Kysely<Database>, log: Logger, s: PeriodicSchedule): () => void {
+export function schedulePeriodic(queue: JobQueue, log: Logger, s: PeriodicSchedule): () => void {
   const propose = () => {
     const slot = Math.floor(Date.now() / s.periodMs);
     const uniqueKey = s.keyOf ? s.keyOf(slot) : `${s.kind}:${slot}`;
-    enqueue(db, { kind: s.kind, payload: { slot }, uniqueKey, maxAttempts: 3 }).catch((err: unknown) => log.warn({ err, kind: s.kind }, 'could not schedule a periodic job'));
+    queue.enqueue({ kind: s.kind, payload: { slot }, uniqueKey, maxAttempts: 3 }).catch((err: unknown) => log.warn({ err, kind: s.kind }, 'could not schedule a periodic job'));
   };
   let interval: NodeJS.Timeout | null = null;
   const first = setTimeout(() => {

@@ -12,14 +12,12 @@
  * with a per-key limit never has more than that many jobs of one key running across all nodes,
  * and one claim takes the keys in turns, so one key's backlog cannot take every slot.
  */
-import { PostgresAdapter, sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely';
-import type { Dialect } from '../db/connect.js';
+import { PostgresAdapter, sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import type { Db, DbOrTrx, Dialect } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
 import { nowUs } from '../core/time.js';
 import type { JobKind, JobPayloads } from './kinds.js';
 import { JOBS_CHANNEL, localEnqueues } from './wake.js';
-
-export type DbOrTrx = Kysely<Database> | Transaction<Database>;
 
 export interface EnqueueOptions<K extends JobKind = JobKind> {
   kind: K;
@@ -85,7 +83,18 @@ export async function enqueue<K extends JobKind>(db: DbOrTrx, opts: EnqueueOptio
 type JobRow = Selectable<Database['jobs']>;
 
 export class JobQueue {
-  constructor(private readonly db: Kysely<Database>, private readonly dialect: Dialect) {}
+  private readonly db: Kysely<Database>;
+  private readonly dialect: Dialect;
+
+  constructor(store: Db) {
+    this.db = store.kysely;
+    this.dialect = store.dialect;
+  }
+
+  /** Enqueues outside any transaction (a job caused by no state change, e.g. a periodic one). */
+  enqueue<K extends JobKind>(opts: EnqueueOptions<K>): Promise<void> {
+    return enqueue(this.db, opts);
+  }
 
   /** Claims up to `limit` due jobs of the given kinds for `workerId`, leased for `leaseMs`. */
   async claim(workerId: string, opts: ClaimOptions): Promise<ClaimedJob[]> {

@@ -1,13 +1,7 @@
-/**
- * Custom storages of a project: S3-compatible buckets that remote copies write to. Configured by
- * the operator (`stowage storage add`), never through the API, so their endpoints are trusted
- * configuration; credentials are kept in the metadata store like the project's secret keys.
- */
+/** Queries of the custom_storages table (see service.ts for what a custom storage is). */
 import type { Kysely, Selectable } from 'kysely';
+import type { Db } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
-import { AppError } from '../core/errors.js';
-import { nowUs } from '../core/time.js';
-import { validatePattern } from '../copies/pattern.js';
 
 export interface CustomStorage {
   id: number;
@@ -39,15 +33,13 @@ const toStorage = (r: Row): CustomStorage => ({
 });
 
 export class StorageRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
 
-  async add(s: NewStorage): Promise<CustomStorage> {
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(s.name)) throw new AppError(400, 'InvalidName', 'storage name must be 1-64 characters of A-Z a-z 0-9 _ . -');
-    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s.bucket)) throw new AppError(400, 'InvalidBucket', 'bucket must be a valid S3 bucket name');
-    if (s.endpoint !== null && !/^https?:\/\/[^/\s]+\/?$/.test(s.endpoint)) throw new AppError(400, 'InvalidEndpoint', 'endpoint must be an http(s) URL without a path, e.g. https://s3.example.com');
-    validatePattern(s.pattern);
-    const existing = await this.byName(s.projectId, s.name);
-    if (existing) throw new AppError(409, 'StorageExists', `the project already has a storage named ${s.name}`);
+  constructor(store: Db) {
+    this.db = store.kysely;
+  }
+
+  async insert(s: NewStorage, createdUs: number): Promise<void> {
     await this.db
       .insertInto('custom_storages')
       .values({
@@ -60,10 +52,9 @@ export class StorageRepo {
         secret_access_key: s.secretAccessKey,
         force_path_style: s.forcePathStyle ? 1 : 0,
         pattern: s.pattern,
-        created_us: nowUs(),
+        created_us: createdUs,
       })
       .execute();
-    return (await this.byName(s.projectId, s.name)) as CustomStorage;
   }
 
   async byName(projectId: number, name: string): Promise<CustomStorage | null> {

@@ -16,9 +16,9 @@ export function uploadsFeature(ctx: AppContext): Feature {
   // Object storage with presigned multipart: parts go straight to the bucket (multipart/s3-part-store.ts).
   const partStore = ctx.blobs.multipart
     ? new S3PartStore(ctx.blobs, ctx.blobs.multipart)
-    : new BlobPartStore(ctx.blobs, () => ctx.bases.upload, () => serverSecret(ctx.db.kysely, 'multipart-part-url'));
+    : new BlobPartStore(ctx.blobs, () => ctx.bases.upload, () => serverSecret(ctx.db, 'multipart-part-url'));
   const multipart = new MultipartService(ctx, partStore);
-  const tasks = new FromUrlTasks(ctx.db.kysely);
+  const tasks = new FromUrlTasks(ctx.db);
   const client = new OutboundClient({
     allowCidrs: ctx.config.outboundAllow,
     timeoutMs: ctx.config.fromUrlTimeoutMs,

@@ -30,16 +30,7 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
       const spend = await authorizeUpload(ctx, req, found, params, '/from_url/');
       try {
         if (checkDuplicates) {
-          const dup = await ctx.db.kysely
-            .selectFrom('files')
-            .select('uuid')
-            .where('project_id', '=', found.project.id)
-            .where('source_url', '=', sourceUrl)
-            .where('removed_us', 'is', null)
-            .orderBy('uploaded_us', 'desc')
-            .limit(1)
-            .executeTakeFirst();
-          const file = dup ? await ctx.files.repo.get(found.project.id, dup.uuid) : null;
+          const file = await ctx.files.latestFromUrl(found.project.id, sourceUrl);
           if (file) return sendJson(reply, 200, { type: 'file_info', ...uploadInfoJson(file) });
         }
         const filename = params.get('filename');
@@ -80,7 +71,7 @@ async function statusJson(ctx: AppContext, task: TaskRow | undefined): Promise<R
     case 'error':
       return { status: 'error', error: task.error ?? 'Upload failed.', error_code: task.error_code ?? 'DownloadFileError' };
     case 'success': {
-      const file = task.file_uuid ? await ctx.files.repo.get(Number(task.project_id), task.file_uuid) : null;
+      const file = task.file_uuid ? await ctx.files.find(Number(task.project_id), task.file_uuid) : null;
       if (!file) return { status: 'unknown' };
       return { ...uploadInfoJson(file), status: 'success' };
     }

@@ -6,7 +6,6 @@
  */
 import type { AppContext } from '../context.js';
 import { nowUs } from '../core/time.js';
-import { ProjectRepo } from '../db/projects.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { enqueue } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
@@ -20,7 +19,6 @@ const DELIVERY_MAX_ATTEMPTS = 1000;
 export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
 export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'event.file'> {
-  const projects = new ProjectRepo(ctx.db.kysely);
   return {
     // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
     // quick pick-up after a crash.
@@ -28,13 +26,13 @@ export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'e
     async run(event, job): Promise<void> {
       const subs = await repo.activeFor(event.projectId, event.event);
       if (subs.length === 0) return;
-      const [file, project] = await Promise.all([ctx.files.repo.get(event.projectId, event.uuid), projects.byId(event.projectId)]);
+      const [file, project] = await Promise.all([ctx.files.find(event.projectId, event.uuid), ctx.projects.byId(event.projectId)]);
       if (!file || !project) {
         ctx.log.warn({ event: event.event, uuid: event.uuid }, 'file event for a missing file or project; nothing to deliver');
         return;
       }
       const eventUs = job.createdUs || nowUs();
-      await ctx.db.kysely.transaction().execute(async (trx) => {
+      await ctx.db.transaction(async (trx) => {
         for (const subscription of subs) {
           const body = JSON.stringify(buildPayload({ event, subscription, projectPubKey: project.pubKey, file, bases: ctx.bases }));
           const delivery: WebhookDeliveryPayload = { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };

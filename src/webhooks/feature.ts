@@ -6,12 +6,13 @@ import { fanOutHandler } from './dispatch.js';
 import { deliveryHandler } from './deliver.js';
 import { pruneHandler, PRUNE_PERIOD_MS } from './maintenance.js';
 import { WebhookRepo } from './repo.js';
+import { WebhookService } from './service.js';
 
 export function webhooksFeature(ctx: AppContext): Feature {
-  const repo = new WebhookRepo(ctx.db.kysely);
+  const repo = new WebhookRepo(ctx.db);
   return {
     name: 'webhooks',
-    restRoutes: webhookRoutes(ctx, repo),
+    restRoutes: webhookRoutes(ctx, new WebhookService(repo)),
     jobs: {
       // The consumer of file events (core/events.ts): fan-out to subscriptions, then one job per delivery.
       'event.file': fanOutHandler(ctx, repo),

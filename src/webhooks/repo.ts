@@ -1,7 +1,7 @@
 /** Queries of the webhooks tables: subscriptions and delivery-attempt records. */
 import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { DbOrTrx } from '../jobs/queue.js';
+import type { Db, DbOrTrx } from '../db/connect.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables/webhooks.js';
 
 export interface Subscription {
@@ -42,7 +42,11 @@ export interface DeliveryRecord {
 export type NewDelivery = Omit<DeliveryRecord, 'id'> & { projectId: number };
 
 export class WebhookRepo {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly db: Kysely<Database>;
+
+  constructor(store: Db) {
+    this.db = store.kysely;
+  }
 
   async list(projectId: number): Promise<Subscription[]> {
     const rows = await this.db.selectFrom('webhooks').selectAll().where('project_id', '=', projectId).orderBy('id').execute();

@@ -4,10 +4,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
-import { nowUs } from '../core/time.js';
 import type { AppContext } from '../context.js';
 import { deliveryJson, subscriptionJson } from './json.js';
-import type { Subscription, SubscriptionPatch, WebhookRepo } from './repo.js';
+import type { WebhookService } from './service.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
 import { limitParam, queryOf } from '../http/rest/query.js';
 import { parseCreate, parseUnsubscribe, parseUpdate } from './rest-input.js';
@@ -15,30 +14,25 @@ import { parseCreate, parseUnsubscribe, parseUpdate } from './rest-input.js';
 const DUPLICATE = { non_field_errors: ['This project is already subscribed on this event'] };
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
 
-export function webhookRoutes(ctx: AppContext, repo: WebhookRepo) {
+export function webhookRoutes(ctx: AppContext, webhooks: WebhookService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.get('/webhooks/', async (req, reply) => {
-      const subs = await repo.list(req.projectId);
+      const subs = await webhooks.list(req.projectId);
       return sendJson(reply, 200, subs.map(subscriptionJson));
     });
 
     app.post('/webhooks/', async (req, reply) => {
       const parsed = parseCreate(formOrJsonBody(req));
       if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-      const t = nowUs();
-      try {
-        const sub = await repo.insert({ projectId: req.projectId, ...parsed.value, createdUs: t, updatedUs: t });
-        return sendJson(reply, 201, subscriptionJson(sub));
-      } catch (err) {
-        if (isUniqueViolation(err)) return sendJson(reply, 400, DUPLICATE);
-        throw err;
-      }
+      const sub = await webhooks.subscribe(req.projectId, parsed.value);
+      if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
+      return sendJson(reply, 201, subscriptionJson(sub));
     });
 
     const unsubscribe = async (req: FastifyRequest, reply: FastifyReply) => {
       const parsed = parseUnsubscribe(formOrJsonBody(req));
       if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-      await repo.removeByTarget(req.projectId, parsed.value.targetUrl, parsed.value.event);
+      await webhooks.unsubscribe(req.projectId, parsed.value.targetUrl, parsed.value.event);
       return reply.code(204).send();
     };
     app.post('/webhooks/unsubscribe/', unsubscribe);
@@ -49,7 +43,8 @@ export function webhookRoutes(ctx: AppContext, repo: WebhookRepo) {
       const id = idOf(req);
       const parsed = parseUpdate(formOrJsonBody(req));
       if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-      const sub = await updateOr404(repo, req.projectId, id, parsed.value);
+      const sub = await webhooks.update(req.projectId, id, parsed.value);
+      if (!sub) throw notFound();
       if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
       return sendJson(reply, 200, subscriptionJson(sub));
     };
@@ -58,20 +53,19 @@ export function webhookRoutes(ctx: AppContext, repo: WebhookRepo) {
 
     app.delete('/webhooks/:id/', async (req, reply) => {
       const id = idOf(req);
-      if (!(await repo.remove(req.projectId, id))) throw notFound();
-      await repo.removeDeliveries(id);
+      if (!(await webhooks.remove(req.projectId, id))) throw notFound();
       return reply.code(204).send();
     });
 
     app.get('/webhooks/:id/deliveries/', async (req, reply) => {
       const id = idOf(req);
-      if (!(await repo.get(req.projectId, id))) throw notFound();
+      if (!(await webhooks.get(req.projectId, id))) throw notFound();
       const q = queryOf(req.query);
       const limit = limitParam(q, 100, 1000);
       const before = q['before'];
       if (before !== undefined && !/^\d{1,15}$/.test(before)) throw new AppError(400, 'BadRequest', '`before` must be a delivery id.');
       const beforeId = before === undefined ? null : Number(before);
-      const [rows, total] = await Promise.all([repo.deliveries(id, limit + 1, beforeId), repo.countDeliveries(id)]);
+      const { rows, total } = await webhooks.deliveries(id, limit + 1, beforeId);
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
       const next = rows.length > limit && last ? `${ctx.bases.rest}/webhooks/${id}/deliveries/?limit=${limit}&before=${last.id}` : null;
@@ -84,20 +78,4 @@ function idOf(req: FastifyRequest): number {
   const raw = (req.params as { id: string }).id;
   if (!/^\d{1,15}$/.test(raw)) throw notFound();
   return Number(raw);
-}
-
-async function updateOr404(repo: WebhookRepo, projectId: number, id: number, patch: SubscriptionPatch): Promise<Subscription | 'duplicate'> {
-  try {
-    const sub = await repo.update(projectId, id, patch, nowUs());
-    if (!sub) throw notFound();
-    return sub;
-  } catch (err) {
-    if (isUniqueViolation(err)) return 'duplicate';
-    throw err;
-  }
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e.code === '23505' || e.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(e.message ?? '');
 }

@@ -55,7 +55,7 @@ describe('claiming', () => {
   it('four connections claiming at once take every job exactly once', async () => {
     const kind = 'test.race';
     for (let i = 0; i < 120; i++) await enqueue(db.kysely, { kind, payload: i });
-    const queues = await Promise.all([0, 1, 2, 3].map(async () => new JobQueue((await connect()).kysely, db.dialect)));
+    const queues = await Promise.all([0, 1, 2, 3].map(async () => new JobQueue(await connect())));
     const claimedBy = new Map<number, string>();
     const duplicates: number[] = [];
     await Promise.all(
@@ -82,8 +82,8 @@ describe('claiming', () => {
 
   it('a lease is exclusive until it expires, and the old holder is fenced off afterwards', async () => {
     const id = await newJob('test.lease');
-    const a = new JobQueue(db.kysely, db.dialect);
-    const b = new JobQueue((await connect()).kysely, db.dialect);
+    const a = new JobQueue(db);
+    const b = new JobQueue(await connect());
     const [first] = await a.claim('A', { kinds: ['test.lease'], limit: 1, leaseMs: 300 });
     expect(first?.id).toBe(id);
     expect(await b.claim('B', { kinds: ['test.lease'], limit: 1, leaseMs: 300 })).toEqual([]);
@@ -100,7 +100,7 @@ describe('claiming', () => {
 
   it('a job whose worker died on its last attempt is dead, not run again', async () => {
     const id = await newJob('test.poison', 2);
-    const q = new JobQueue(db.kysely, db.dialect);
+    const q = new JobQueue(db);
     expect((await q.claim('A', { kinds: ['test.poison'], limit: 1, leaseMs: 50 })).map((j) => j.attempt)).toEqual([1]);
     await sleep(100);
     expect((await q.claim('A', { kinds: ['test.poison'], limit: 1, leaseMs: 50 })).map((j) => j.attempt)).toEqual([2]);
@@ -126,7 +126,7 @@ describe('workers', () => {
     const runs: string[] = [];
     const workers = await Promise.all(
       ['A', 'B'].map(async (name) => {
-        const w = new Worker(new JobQueue((await connect()).kysely, db.dialect), log, 50);
+        const w = new Worker(new JobQueue(await connect()), log, 50);
         w.register(kind, {
           leaseMs: 300,
           run: async () => {
@@ -147,7 +147,7 @@ describe('workers', () => {
   it('retries with backoff, and JobGiveUpError ends a job at once', async () => {
     const flaky = await newJob('test.flaky', 5);
     const hopeless = await newJob('test.hopeless', 5);
-    const w = new Worker(new JobQueue(db.kysely, db.dialect), log, 30);
+    const w = new Worker(new JobQueue(db), log, 30);
     let flakyRuns = 0;
     w.register('test.flaky', {
       retryInMs: () => 20,
@@ -176,8 +176,8 @@ describe('fair claims (per-key limits)', () => {
     for (let i = 0; i < 30; i++) await enqueue(db.kysely, { kind, payload: `a${i}`, fairKey: 'A' });
     await enqueue(db.kysely, { kind, payload: 'b0', fairKey: 'B' });
     await enqueue(db.kysely, { kind, payload: 'c0', fairKey: 'C' });
-    const q1 = new JobQueue(db.kysely, db.dialect);
-    const q2 = new JobQueue((await connect()).kysely, db.dialect);
+    const q1 = new JobQueue(db);
+    const q2 = new JobQueue(await connect());
     // The 30 A jobs are older, yet one claim takes the keys in turns.
     const first = await fair(q1, 'n1', 3);
     expect(first.map((j) => j.payload)).toEqual(['a0', 'b0', 'c0']);
@@ -198,7 +198,7 @@ describe('fair claims (per-key limits)', () => {
   it('a key whose jobs lost their lease (dead worker) is not counted as running', async () => {
     const k = 'test.fair-expired';
     for (let i = 0; i < 3; i++) await enqueue(db.kysely, { kind: k, payload: i, fairKey: 'X' });
-    const q = new JobQueue(db.kysely, db.dialect);
+    const q = new JobQueue(db);
     expect(await q.claim('dies', { kinds: [k], limit: 5, leaseMs: 100, perKeyLimit: 2 })).toHaveLength(2);
     await sleep(200);
     const again = await q.claim('lives', { kinds: [k], limit: 5, leaseMs: 60_000, perKeyLimit: 2 });
@@ -214,7 +214,7 @@ describe('pick-up without waiting for a poll', () => {
    * a claim waits for an open transaction to end) and, on PostgreSQL, woken by LISTEN.
    */
   async function idleWorker(kinds: string[], runs: string[], opts: { concurrency?: number } = {}): Promise<Worker> {
-    const w = new Worker(new JobQueue(db.kysely, db.dialect), log, POLL_MS);
+    const w = new Worker(new JobQueue(db), log, POLL_MS);
     if (usingPostgres()) {
       const listener = listenForJobs(process.env['STOWAGE_DATABASE_URL']!, schema, () => w.poke(), log);
       const stop = w.stop.bind(w);

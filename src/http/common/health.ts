@@ -8,7 +8,6 @@
  * The same front counts in-flight requests, so shutdown can wait for them with a bound.
  */
 import type http from 'node:http';
-import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { freeBytes } from './disk-space.js';
 
@@ -81,7 +80,7 @@ export class NodeHealth {
           checks.disk = errorText(err);
         },
       ),
-      withTimeout(sql`select 1`.execute(this.ctx.db.kysely)).catch((err: unknown) => {
+      withTimeout(this.ctx.db.ping()).catch((err: unknown) => {
         checks.db = errorText(err);
       }),
       withTimeout(this.ctx.blobs.check?.() ?? Promise.resolve()).catch((err: unknown) => {

@@ -4,11 +4,11 @@
  * operations back when the request ends in a 4xx (spec: failed requests consume nothing).
  */
 import type { FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import { operationsCost, verifyUploadCredentials } from '../../auth/upload-credentials.js';
 import { AppError } from '../../core/errors.js';
 import type { ProjectRow } from '../../core/projects.js';
 import type { AppContext } from '../../context.js';
+import { TokenUsageRepo } from '../../db/token-usage.js';
 import { firstOf, type Params } from './params.js';
 
 export interface Spend {
@@ -43,33 +43,9 @@ export async function authorizeUpload(
   const cost = operationsCost(endpoint, fileCount);
   if (grant.kind !== 'token' || grant.operationsLimit === null || cost === 0) return NOTHING;
   const exp = typeof grant.claims?.['exp'] === 'number' ? grant.claims['exp'] : Math.floor(Date.now() / 1000) + 86400;
-  await spend(ctx, grant.tokenId, cost, grant.operationsLimit, exp * 1_000_000);
-  return {
-    refund: async () => {
-      await ctx.db.kysely
-        .updateTable('token_usage')
-        .set({ used: sql<number>`used - ${cost}` })
-        .where('token_id', '=', grant.tokenId)
-        .execute();
-    },
-  };
-}
-
-/** One conditional UPDATE: concurrent requests can never push `used` past the limit. */
-async function spend(ctx: AppContext, tokenId: string, cost: number, limit: number, expiresUs: number): Promise<void> {
-  const db = ctx.db.kysely;
-  await db
-    .insertInto('token_usage')
-    .values({ token_id: tokenId, used: 0, expires_us: expiresUs })
-    .onConflict((oc) => oc.column('token_id').doNothing())
-    .execute();
-  const res = await db
-    .updateTable('token_usage')
-    .set({ used: sql<number>`used + ${cost}` })
-    .where('token_id', '=', tokenId)
-    .where(sql<boolean>`used + ${cost} <= ${limit}`)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) {
+  const usage = new TokenUsageRepo(ctx.db);
+  if (!(await usage.spend(grant.tokenId, cost, grant.operationsLimit, exp * 1_000_000))) {
     throw new AppError(403, 'OperationsLimitExceededError', 'The token has spent all its operations.');
   }
+  return { refund: () => usage.refund(grant.tokenId, cost) };
 }

@@ -4,7 +4,7 @@
  */
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../core/projects.js';
-import type { StoreChoice } from '../../files/service.js';
+import type { StoreChoice } from '../../core/file-record.js';
 import { validateMetadata } from '../../core/metadata.js';
 import { uploadError } from './errors.js';
 

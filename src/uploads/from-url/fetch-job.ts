@@ -32,7 +32,7 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
   if (!task || task.status === 'success' || task.status === 'error') return;
   const opts = tasks.options(task);
   // A previous run committed the file but died before recording it: just record it.
-  const existing = await ctx.files.repo.get(Number(task.project_id), opts.fileUuid);
+  const existing = await ctx.files.find(Number(task.project_id), opts.fileUuid);
   if (existing) return tasks.succeed(token, existing.uuid);
   const found = await ctx.projects.lookup(opts.pubKey);
   if (!found) return tasks.fail(token, 'DownloadFileValidationFailedError', 'The project no longer exists.');

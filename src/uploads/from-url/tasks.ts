@@ -3,20 +3,19 @@
  * created together with its fetch job (same transaction), so an acknowledged token always gets a
  * fetch, on this node or another, even across restarts.
  */
-import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import type { FromUrlTasksTable } from '../../db/tables/uploads.js';
+import type { Db } from '../../db/connect.js';
 import { enqueue } from '../../jobs/queue.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
-import type { StoreChoice } from '../../files/service.js';
+import type { StoreChoice } from '../../core/file-record.js';
+import { FromUrlTaskRepo, type TaskRow } from './repo.js';
 
 export const FROM_URL_FETCH_JOB = 'from_url.fetch';
 export const FROM_URL_FORGET_JOB = 'from_url.forget';
 /** Tokens answer `unknown` after this (the SDK treats unknown as "not found"). */
 export const TASK_TTL_MS = 24 * 3600 * 1000;
 
-export type TaskRow = Selectable<FromUrlTasksTable>;
+export type { TaskRow };
 
 export interface FromUrlOptions {
   pubKey: string;
@@ -31,17 +30,18 @@ export interface FromUrlOptions {
 }
 
 export class FromUrlTasks {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly repo: FromUrlTaskRepo;
+
+  constructor(private readonly db: Db) {
+    this.repo = new FromUrlTaskRepo(db);
+  }
 
   async create(projectId: number, sourceUrl: string, options: Omit<FromUrlOptions, 'fileUuid'>): Promise<string> {
     const token = newUuid();
     const now = nowUs();
     const opts: FromUrlOptions = { ...options, fileUuid: newUuid() };
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('from_url_tasks')
-        .values({ token, project_id: projectId, source_url: sourceUrl, options: JSON.stringify(opts), status: 'waiting', done: 0, total: null, file_uuid: null, error: null, error_code: null, created_us: now, updated_us: now })
-        .execute();
+    await this.db.transaction(async (trx) => {
+      await this.repo.insert(trx, { token, project_id: projectId, source_url: sourceUrl, options: JSON.stringify(opts), status: 'waiting', done: 0, total: null, file_uuid: null, error: null, error_code: null, created_us: now, updated_us: now });
       await enqueue(trx, { kind: FROM_URL_FETCH_JOB, payload: { token }, maxAttempts: 5, uniqueKey: `from-url:${token}` });
       await enqueue(trx, { kind: FROM_URL_FORGET_JOB, payload: { token }, runAtUs: now + TASK_TTL_MS * 1000, uniqueKey: `from-url-forget:${token}` });
     });
@@ -49,7 +49,7 @@ export class FromUrlTasks {
   }
 
   async get(token: string): Promise<TaskRow | undefined> {
-    return this.db.selectFrom('from_url_tasks').selectAll().where('token', '=', token).executeTakeFirst();
+    return this.repo.get(token);
   }
 
   options(row: TaskRow): FromUrlOptions {
@@ -58,28 +58,18 @@ export class FromUrlTasks {
 
   /** `total` null (not known yet) keeps a total already recorded: a retried fetch does not forget it. */
   async progress(token: string, done: number, total: number | null): Promise<void> {
-    await this.db
-      .updateTable('from_url_tasks')
-      .set((eb) => ({ status: 'progress', done, total: total ?? eb.ref('total'), updated_us: nowUs() }))
-      .where('token', '=', token)
-      .where('status', 'in', ['waiting', 'progress'])
-      .execute();
+    await this.repo.progress(token, done, total, nowUs());
   }
 
   async succeed(token: string, fileUuid: string): Promise<void> {
-    await this.db.updateTable('from_url_tasks').set({ status: 'success', file_uuid: fileUuid, updated_us: nowUs() }).where('token', '=', token).execute();
+    await this.repo.succeed(token, fileUuid, nowUs());
   }
 
   async fail(token: string, code: string, message: string): Promise<void> {
-    await this.db
-      .updateTable('from_url_tasks')
-      .set({ status: 'error', error: message.slice(0, 500), error_code: code, updated_us: nowUs() })
-      .where('token', '=', token)
-      .where('status', 'in', ['waiting', 'progress'])
-      .execute();
+    await this.repo.fail(token, code, message.slice(0, 500), nowUs());
   }
 
   async forget(token: string): Promise<void> {
-    await this.db.deleteFrom('from_url_tasks').where('token', '=', token).execute();
+    await this.repo.delete(token);
   }
 }

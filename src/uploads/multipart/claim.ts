@@ -8,10 +8,9 @@
  * neither renew nor release it. A claim not renewed for a whole lease belongs to a dead completion
  * and the next request takes it over; while it is alive, other requests are told to retry later.
  */
-import type { Kysely } from 'kysely';
 import { nowUs } from '../../core/time.js';
-import type { Database } from '../../db/schema.js';
 import { uploadError } from '../../http/upload/errors.js';
+import type { MultipartRepo } from './repo.js';
 
 export const alreadyUploaded = () => uploadError(400, 'MultipartFileAlreadyUploadedError', 'File is already uploaded.');
 
@@ -29,7 +28,7 @@ export class CompletionClaim {
   private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
-    private readonly db: Kysely<Database>,
+    private readonly repo: MultipartRepo,
     private readonly uuid: string,
     token: number,
     /** True when a dead completion's claim was taken over (it may have left its work half done). */
@@ -42,22 +41,16 @@ export class CompletionClaim {
    * Takes the upload for one completion, or throws: 400 already uploaded, 503 in progress (with
    * the time left on the live claim), or `missing()` when the row is gone.
    */
-  static async take(db: Kysely<Database>, uuid: string, leaseMs: number, missing: () => Error): Promise<CompletionClaim> {
+  static async take(repo: MultipartRepo, uuid: string, leaseMs: number, missing: () => Error): Promise<CompletionClaim> {
     const now = nowUs();
     const stale = now - leaseMs * 1000;
-    const row = await db.selectFrom('multipart_uploads').select(['state', 'claimed_us']).where('uuid', '=', uuid).executeTakeFirst();
+    const row = await repo.claimState(uuid);
     if (!row) throw missing();
     if (row.state === 'done') throw alreadyUploaded();
     const tookOver = row.state === 'completing';
-    const taken = await db
-      .updateTable('multipart_uploads')
-      .set({ state: 'completing', claimed_us: now })
-      .where('uuid', '=', uuid)
-      .where((eb) => eb.or([eb('state', '=', 'open'), eb.and([eb('state', '=', 'completing'), eb('claimed_us', '<', stale)])]))
-      .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 1) return new CompletionClaim(db, uuid, now, tookOver);
+    if (await repo.claim(uuid, now, stale)) return new CompletionClaim(repo, uuid, now, tookOver);
     // Lost the race, or the claim is alive: say which, from a fresh read.
-    const after = await db.selectFrom('multipart_uploads').select(['state', 'claimed_us']).where('uuid', '=', uuid).executeTakeFirst();
+    const after = await repo.claimState(uuid);
     if (!after) throw missing();
     if (after.state === 'done') throw alreadyUploaded();
     const leftMs = Number(after.claimed_us ?? now) / 1000 + leaseMs - now / 1000;
@@ -85,7 +78,7 @@ export class CompletionClaim {
     this.stop();
     await this.serial(async () => {
       if (this.lost) return;
-      await this.db.updateTable('multipart_uploads').set({ state }).where('uuid', '=', this.uuid).where('claimed_us', '=', this.token).execute();
+      await this.repo.releaseClaim(this.uuid, this.token, state);
     });
   }
 
@@ -98,14 +91,7 @@ export class CompletionClaim {
   private async renew(): Promise<boolean> {
     if (this.lost) return false;
     const next = Math.max(nowUs(), this.token + 1);
-    const r = await this.db
-      .updateTable('multipart_uploads')
-      .set({ claimed_us: next })
-      .where('uuid', '=', this.uuid)
-      .where('state', '=', 'completing')
-      .where('claimed_us', '=', this.token)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 1) this.token = next;
+    if (await this.repo.renewClaim(this.uuid, this.token, next)) this.token = next;
     else this.lost = true;
     return !this.lost;
   }

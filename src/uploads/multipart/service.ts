@@ -5,27 +5,24 @@
  * Unfinished uploads are reclaimed by a job scheduled at start for their expiry time.
  */
 import crypto from 'node:crypto';
-import type { Selectable } from 'kysely';
 import type { PutResult } from '../../blobs/store.js';
 import type { AppContext } from '../../context.js';
 import { apiInitiator } from '../../core/events.js';
-import { FileService, type StoreChoice } from '../../files/service.js';
-import type { FileRecord } from '../../core/file-record.js';
+import { FileService } from '../../files/service.js';
+import type { FileRecord, StoreChoice } from '../../core/file-record.js';
 import type { ProjectRow } from '../../core/projects.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
-import type { MultipartUploadsTable } from '../../db/tables/uploads.js';
 import { uploadError } from '../../http/upload/errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
 import { alreadyUploaded, CompletionClaim } from './claim.js';
+import { MultipartRepo, type MultipartRow } from './repo.js';
 
 export const MULTIPART_EXPIRE_JOB = 'multipart.expire';
 export const MIN_FILE_BYTES = 10_485_760;
 export const MIN_PART_BYTES = 5_242_880;
 export const MAX_PART_BYTES = 5_368_709_120;
-
-type Row = Selectable<MultipartUploadsTable>;
 
 export interface StartRequest {
   filename: string;
@@ -42,32 +39,33 @@ const tooLarge = () => uploadError(400, 'MultipartUploadSizeTooLargeError', 'Upl
 const wrongParts = () => uploadError(400, 'MultipartFileCompletionFailedError', 'Can not complete upload. Wrong parts size?');
 
 export class MultipartService {
-  constructor(private readonly ctx: AppContext, readonly store: MultipartStore) {}
+  private readonly repo: MultipartRepo;
+
+  constructor(private readonly ctx: AppContext, readonly store: MultipartStore) {
+    this.repo = new MultipartRepo(ctx.db);
+  }
 
   async start(project: ProjectRow, r: StartRequest): Promise<{ uuid: string; parts: string[] }> {
     const uuid = newUuid();
     const parts = Math.ceil(r.size / r.partSize);
     const created = nowUs();
     const expires = created + this.ctx.config.multipartTtlMs * 1000;
-    await this.ctx.db.kysely.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('multipart_uploads')
-        .values({
-          uuid,
-          project_id: project.id,
-          filename: r.filename,
-          content_type: r.contentType,
-          size: r.size,
-          part_size: r.partSize,
-          parts,
-          store: r.store === 'auto' ? 'auto' : r.store ? '1' : '0',
-          metadata: JSON.stringify(r.metadata),
-          state: 'open',
-          claimed_us: null,
-          created_us: created,
-          expires_us: expires,
-        })
-        .execute();
+    await this.ctx.db.transaction(async (trx) => {
+      await this.repo.insert(trx, {
+        uuid,
+        project_id: project.id,
+        filename: r.filename,
+        content_type: r.contentType,
+        size: r.size,
+        part_size: r.partSize,
+        parts,
+        store: r.store === 'auto' ? 'auto' : r.store ? '1' : '0',
+        metadata: JSON.stringify(r.metadata),
+        state: 'open',
+        claimed_us: null,
+        created_us: created,
+        expires_us: expires,
+      });
       // The reclaim is durable from the start: it runs at expiry whatever happens to this node.
       await enqueue(trx, { kind: MULTIPART_EXPIRE_JOB, payload: { uuid, parts }, runAtUs: expires, uniqueKey: `multipart-expire:${uuid}` });
     });
@@ -75,10 +73,8 @@ export class MultipartService {
   }
 
   /** The open upload a part belongs to; 404 when unknown or expired, 400 once completed. */
-  async openUpload(uuid: string, projectId?: number): Promise<Row> {
-    let q = this.ctx.db.kysely.selectFrom('multipart_uploads').selectAll().where('uuid', '=', uuid);
-    if (projectId !== undefined) q = q.where('project_id', '=', projectId);
-    const row = await q.executeTakeFirst();
+  async openUpload(uuid: string, projectId?: number): Promise<MultipartRow> {
+    const row = await this.repo.get(uuid, projectId);
     if (!row || Number(row.expires_us) < nowUs()) throw notFound();
     if (row.state === 'done') throw alreadyUploaded();
     return row;
@@ -92,12 +88,12 @@ export class MultipartService {
   async complete(project: ProjectRow, uuid: string, requestId: string): Promise<FileRecord> {
     const row = await this.openUpload(uuid, project.id);
     const leaseMs = this.ctx.config.multipartClaimLeaseMs;
-    const claim = await CompletionClaim.take(this.ctx.db.kysely, uuid, leaseMs, notFound);
+    const claim = await CompletionClaim.take(this.repo, uuid, leaseMs, notFound);
     claim.startHeartbeat(leaseMs);
     const target: PartTarget = { uuid, parts: Number(row.parts) };
     let file: FileRecord;
     try {
-      const committed = claim.tookOver ? await this.ctx.files.repo.get(project.id, uuid) : null;
+      const committed = claim.tookOver ? await this.ctx.files.find(project.id, uuid) : null;
       file = committed ?? (await this.assembleAndCommit(project, row, target, claim, requestId));
     } catch (err) {
       // Let the client fix the parts and try again.
@@ -110,7 +106,7 @@ export class MultipartService {
     return file;
   }
 
-  private async assembleAndCommit(project: ProjectRow, row: Row, target: PartTarget, claim: CompletionClaim, requestId: string): Promise<FileRecord> {
+  private async assembleAndCommit(project: ProjectRow, row: MultipartRow, target: PartTarget, claim: CompletionClaim, requestId: string): Promise<FileRecord> {
     const size = Number(row.size);
     const blobKey = FileService.blobKey(row.uuid);
     const put = (claim.tookOver ? await this.assembledBefore(blobKey, size) : null) ?? (await this.assemble(row, target, blobKey, size));
@@ -125,7 +121,7 @@ export class MultipartService {
     });
   }
 
-  private async assemble(row: Row, target: PartTarget, blobKey: string, size: number): Promise<PutResult> {
+  private async assemble(row: MultipartRow, target: PartTarget, blobKey: string, size: number): Promise<PutResult> {
     await this.checkSizes(row, target);
     const put = await this.store.assemble(target, blobKey, size, tooLarge);
     if (put.size !== size) {
@@ -143,7 +139,7 @@ export class MultipartService {
     return { size, md5: hash.digest('hex') };
   }
 
-  private async checkSizes(row: Row, target: PartTarget): Promise<void> {
+  private async checkSizes(row: MultipartRow, target: PartTarget): Promise<void> {
     const sizes = await this.store.partSizes(target);
     const partSize = Number(row.part_size);
     let total = 0;
@@ -156,7 +152,7 @@ export class MultipartService {
 
   /** Job body: drop the parts and forget the upload. Idempotent. */
   async expire(uuid: string, parts: number): Promise<void> {
-    await this.ctx.db.kysely.deleteFrom('multipart_uploads').where('uuid', '=', uuid).execute();
+    await this.repo.delete(uuid);
     await this.store.removeParts({ uuid, parts });
   }
 }

@@ -1,0 +1,145 @@
+/**
+ * The layout rules of docs/architecture.md that a reviewer would otherwise have to re-check by
+ * hand on every change (issue #10):
+ *   - SQL lives only in src/db/, in the repositories (a file named repo.ts) and in the job queue's
+ *     own store (src/jobs/queue.ts: `enqueue` runs inside its callers' transactions). Everything
+ *     else reaches the store through a service, and opens transactions with `Db.transaction`.
+ *   - Route modules get services: they never import a repository or src/db/, nor use `ctx.db`.
+ *   - src/http/ imports no feature folder (only itself, the kernel and the top-level types).
+ * The checks read the source text; the first tests below prove each check catches an offender.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(__dirname, '../src');
+
+/** Folders under src/ that are not features: http/ may import these. */
+const KERNEL = new Set(['core', 'db', 'jobs', 'blobs', 'net', 'auth', 'media', 'throttle']);
+
+/** Where queries may be written (paths relative to src/, with forward slashes). */
+function mayHoldSql(rel: string): boolean {
+  return rel.startsWith('db/') || rel === 'repo.ts' || rel.endsWith('/repo.ts') || rel === 'jobs/queue.ts';
+}
+
+const QUERY_PATTERNS: Array<[RegExp, string]> = [
+  [/\.kysely\b/, 'uses the raw Kysely handle (`.kysely`)'],
+  [/\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto|selectNoFrom)\s*\(/, 'builds a query'],
+  [/\bsql\s*(<[^>]*>)?\s*`|\bsql\.(raw|ref|table|id|lit|join|val)\s*\(/, 'writes raw SQL'],
+  [/\.transaction\(\s*\)/, "opens a Kysely transaction (use the Db's transaction(fn))"],
+  [/^\s*import\s+(?!type\b)[^;]*\bfrom\s+['"]kysely['"]/m, "imports Kysely values (only `import type` is allowed)"],
+];
+
+/** Source text without comments, so prose about queries is not mistaken for one. */
+function code(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('//'))
+    .join('\n');
+}
+
+function sqlProblems(rel: string, text: string): string[] {
+  if (mayHoldSql(rel)) return [];
+  const body = code(text);
+  return QUERY_PATTERNS.filter(([re]) => re.test(body)).map(([, what]) => `${rel} ${what}`);
+}
+
+/** Every module specifier a file imports or re-exports (static and dynamic). */
+function specifiers(text: string): string[] {
+  const body = code(text);
+  return [...new Set([...body.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => m[1] as string))];
+}
+
+/** The src/-relative path an import of `rel` points at, or null for a package. */
+function resolved(rel: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null;
+  return path.posix.normalize(path.posix.join(path.posix.dirname(rel), spec));
+}
+
+function httpProblems(rel: string, text: string): string[] {
+  if (!rel.startsWith('http/')) return [];
+  return specifiers(text)
+    .map((spec) => resolved(rel, spec))
+    .filter((target): target is string => target !== null && target.includes('/'))
+    .filter((target) => {
+      const top = target.split('/')[0] as string;
+      return top !== 'http' && !KERNEL.has(top);
+    })
+    .map((target) => `${rel} imports the feature module ${target}`);
+}
+
+/** A module that registers routes on a Fastify instance. */
+function isRouteModule(text: string): boolean {
+  return /\bapp\.(get|post|put|delete|patch|head|route|all)\s*\(/.test(code(text));
+}
+
+function routeProblems(rel: string, text: string): string[] {
+  if (!isRouteModule(text)) return [];
+  const problems = specifiers(text)
+    .map((spec) => resolved(rel, spec))
+    .filter((target): target is string => target !== null && (target.startsWith('db/') || /(^|\/)repo\.js$/.test(target)))
+    .map((target) => `route module ${rel} imports ${target} (routes get services)`);
+  if (/\bctx\.db\b/.test(code(text))) problems.push(`route module ${rel} uses ctx.db (routes get services)`);
+  return problems;
+}
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(full);
+    return e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+const files = sourceFiles(SRC).map((full) => ({ rel: path.relative(SRC, full).split(path.sep).join('/'), text: fs.readFileSync(full, 'utf8') }));
+
+describe('the checks catch what they look for', () => {
+  it('queries outside repositories', () => {
+    expect(sqlProblems('groups/service.ts', "const r = await this.ctx.db.kysely.selectFrom('x').selectAll().execute();")).toHaveLength(2);
+    expect(sqlProblems('files/service.ts', "await trx.updateTable('files').set(p).execute();")).toEqual(['files/service.ts builds a query']);
+    expect(sqlProblems('http/common/health.ts', "import { sql } from 'kysely';\nawait sql`select 1`.execute(db);")).toHaveLength(2);
+    expect(sqlProblems('webhooks/dispatch.ts', 'await db.transaction().execute(async (trx) => run(trx));')).toHaveLength(1);
+    expect(sqlProblems('files/repo.ts', "await this.db.selectFrom('files').selectAll().execute();")).toEqual([]);
+    expect(sqlProblems('uploads/multipart/repo.ts', "await this.db.deleteFrom('multipart_uploads').execute();")).toEqual([]);
+    expect(sqlProblems('db/token-usage.ts', "import { sql } from 'kysely';")).toEqual([]);
+    expect(sqlProblems('files/service.ts', "import type { Kysely } from 'kysely';\nawait this.db.transaction(async (trx) => repo.insert(trx, row));\n// .selectFrom( in a comment")).toEqual([]);
+  });
+
+  it('http/ importing a feature', () => {
+    expect(httpProblems('http/upload/params.ts', "import type { StoreChoice } from '../../files/service.js';")).toEqual(['http/upload/params.ts imports the feature module files/service.js']);
+    expect(httpProblems('http/cdn/server.ts', "const m = await import('../../delivery/raw.js');")).toHaveLength(1);
+    expect(httpProblems('http/rest/server.ts', "import { AppError } from '../../core/errors.js';\nimport type { AppContext } from '../../context.js';\nimport { x } from '../common/json.js';\nimport Fastify from 'fastify';")).toEqual([]);
+    expect(httpProblems('groups/rest.ts', "import { sendJson } from '../http/common/json.js';")).toEqual([]);
+  });
+
+  it('route modules holding repositories or the raw handle', () => {
+    const route = (body: string) => `export function routes(ctx) { return async (app) => { app.get('/x/', async () => ${body}); }; }`;
+    expect(routeProblems('webhooks/rest.ts', `import type { WebhookRepo } from './repo.js';\n${route('1')}`)).toHaveLength(1);
+    expect(routeProblems('copies/rest.ts', `import { ProjectRepo } from '../db/projects.js';\n${route('1')}`)).toHaveLength(1);
+    expect(routeProblems('files/rest-files.ts', route('ctx.db.transaction(f)'))).toHaveLength(1);
+    expect(routeProblems('files/rest-files.ts', `import type { WebhookService } from './service.js';\n${route('ctx.files.count(q)')}`)).toEqual([]);
+    expect(routeProblems('webhooks/feature.ts', "import { WebhookRepo } from './repo.js';")).toEqual([]);
+  });
+});
+
+describe('src/ keeps the layout', () => {
+  it('reads the source tree', () => {
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.some((f) => f.rel === 'db/connect.ts')).toBe(true);
+  });
+
+  it('has SQL only in src/db/, repositories and the job queue', () => {
+    expect(files.flatMap((f) => sqlProblems(f.rel, f.text))).toEqual([]);
+  });
+
+  it('has route modules that get services, never repositories or the raw handle', () => {
+    expect(files.filter((f) => isRouteModule(f.text)).length).toBeGreaterThan(5);
+    expect(files.flatMap((f) => routeProblems(f.rel, f.text))).toEqual([]);
+  });
+
+  it('has src/http/ importing no feature folder', () => {
+    expect(files.filter((f) => f.rel.startsWith('http/')).length).toBeGreaterThan(5);
+    expect(files.flatMap((f) => httpProblems(f.rel, f.text))).toEqual([]);
+  });
+});
