@@ -70,7 +70,7 @@ function settingsOf(plan: Plan): OutputOptions {
 /** Phases 2 to 6 of the raster pipeline. */
 const PHASES: readonly Phase[] = [
   async function decode(job) {
-    const opened = await openSource(job.source, { autorotate: job.out.autorotate, ignoreIcc: job.out.srgb === 'fast' });
+    const opened = await openSource(job.source, { autorotate: job.out.autorotate, ignoreIcc: job.out.srgb === 'fast', timeoutMs: job.deadline.remainingMs() });
     job.opened = opened;
     job.stage = new PipelineStage(opened.img, opened.width, opened.height, opened.hasAlpha, job.out, (uuid) => loadOverlay(job, uuid), job.deadline);
   },
@@ -110,7 +110,7 @@ export async function render(source: RenderSource, plan: Plan, ctx: RenderContex
 }
 
 async function branch(source: RenderSource, plan: Plan, ctx: RenderContext, deadline: Deadline): Promise<RenderResult> {
-  if (plan.info === 'json') return jsonFacts(source, ctx.fileId);
+  if (plan.info === 'json') return jsonFacts(source, ctx.fileId, deadline);
   const kind = await kindOf(source);
   const out = settingsOf(plan);
   if (kind === 'svg' && !out.rasterize) return svgAsSvg(source, plan);
@@ -120,8 +120,8 @@ async function branch(source: RenderSource, plan: Plan, ctx: RenderContext, dead
 }
 
 /** `-/json/`: the image facts as the public service answers them, `id` first. */
-async function jsonFacts(source: RenderSource, fileId: string): Promise<RenderResult> {
-  const info = await imageJson(source);
+async function jsonFacts(source: RenderSource, fileId: string, deadline: Deadline): Promise<RenderResult> {
+  const info = await imageJson(source, deadline.remainingMs());
   const body = Buffer.from(JSON.stringify({ id: fileId, ...info }));
   return { body, contentType: 'application/json', width: Number(info.width) || 0, height: Number(info.height) || 0, varyAccept: false, format: 'json' };
 }
@@ -138,7 +138,7 @@ async function svgAsSvg(source: RenderSource, plan: Plan): Promise<RenderResult>
 async function loadOverlay(job: Job, uuid: string): Promise<LoadedImage> {
   const src = uuid === 'self' ? job.source : await job.ctx.loadOverlay(uuid);
   if (!src) throw new AppError(400, 'InvalidOperation', `Invalid operation "overlay": file ${uuid} not found or not an image.`);
-  return openSource(src, { autorotate: true, ignoreIcc: false });
+  return openSource(src, { autorotate: true, ignoreIcc: false, timeoutMs: job.deadline.remainingMs() });
 }
 
 /**

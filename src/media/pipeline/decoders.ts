@@ -8,7 +8,10 @@ import { createRequire } from 'node:module';
 import { AppError } from '../../core/errors.js';
 import { checkInputHeader } from '../limits.js';
 
-export type InputKind = 'sharp' | 'svg' | 'bmp' | 'pcx' | 'tga' | 'heic';
+export type InputKind = 'sharp' | 'svg' | OtherKind;
+/** Formats decoded here (in the decode pool's worker threads), not by libvips. */
+export type OtherKind = 'bmp' | 'pcx' | 'tga' | 'heic';
+export const isOtherKind = (k: InputKind): k is OtherKind => k === 'bmp' || k === 'pcx' || k === 'tga' || k === 'heic';
 export interface Rgba8 { data: Buffer; width: number; height: number }
 
 const require = createRequire(import.meta.url);
@@ -56,7 +59,7 @@ function corrupt(kind: string, why: string): AppError {
   return new AppError(400, 'InvalidImage', `Cannot decode ${kind.toUpperCase()} image: ${why}.`);
 }
 
-export async function decodeOther(kind: 'bmp' | 'pcx' | 'tga' | 'heic', b: Buffer): Promise<Rgba8> {
+export async function decodeOther(kind: OtherKind, b: Buffer): Promise<Rgba8> {
   try {
     if (kind === 'heic') return await decodeHeic(b);
     const size = headerSize(kind, b);
@@ -66,12 +69,31 @@ export async function decodeOther(kind: 'bmp' | 'pcx' | 'tga' | 'heic', b: Buffe
       const img = decodeBmp(b);
       return { data: Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength), width: img.width, height: img.height };
     }
+    if (b.length < minimumLength(kind, b, size)) throw corrupt(kind, `the file is too short for the ${size.width}x${size.height} its header declares`);
     if (kind === 'tga') return decodeTga(b, size);
     return decodePcx(b, size);
   } catch (e) {
     if (e instanceof AppError) throw e;
     throw corrupt(kind, (e as Error).message);
   }
+}
+
+/**
+ * The fewest bytes that can hold the declared pixels: RLE packs at most 128 TGA pixels or 63 PCX
+ * bytes per run. A 3 KB file declaring 8000x8000 is refused here, before a buffer of 64 Mpx is
+ * allocated and a decoder walks it.
+ */
+function minimumLength(kind: 'tga' | 'pcx', b: Buffer, { width, height }: { width: number; height: number }): number {
+  if (kind === 'pcx') {
+    const lineBytes = b.readUInt16LE(66) * (b[65] ?? 1);
+    return 128 + Math.ceil((lineBytes * height) / 63) * 2;
+  }
+  const bytesPerPixel = Math.max(1, Math.ceil((b[16] ?? 8) / 8));
+  const colorMap = b[1] === 1 ? b.readUInt16LE(5) * Math.ceil((b[7] ?? 0) / 8) : 0;
+  const header = 18 + (b[0] ?? 0) + colorMap;
+  const pixels = width * height;
+  const rle = (b[2] ?? 0) >= 9;
+  return header + (rle ? Math.ceil(pixels / 128) * (1 + bytesPerPixel) : pixels * bytesPerPixel);
 }
 
 interface TgaLoader { load(d: Uint8Array): void; getImageData(d: { width: number; height: number; data: Uint8ClampedArray }): unknown }

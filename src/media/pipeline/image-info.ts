@@ -7,8 +7,9 @@ import { open } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import exifr from 'exifr';
 import type { ImageInfo } from '../../core/file-record.js';
-import { detectKind, headerSize, heicSize } from './decoders.js';
-import { MAX_DECODER_INPUT_BYTES } from '../limits.js';
+import { detectKind, headerSize } from './decoders.js';
+import { heicSizeInWorker } from './decode-pool.js';
+import { DECODE_TIMEOUT_MS, MAX_DECODER_INPUT_BYTES } from '../limits.js';
 
 /** Reads image facts without decoding pixels; null when no decoder understands the bytes. */
 export async function readImageInfo(path: string, mimeType: string): Promise<ImageInfo | null> {
@@ -45,16 +46,11 @@ async function readOtherInfo(path: string, mimeType: string): Promise<ImageInfo 
     const buf = Buffer.alloc(4096);
     head = buf.subarray(0, (await fh.read(buf, 0, buf.length, 0)).bytesRead);
     const kind = detectKind(mimeType, head);
-    if (kind === 'bmp' || kind === 'tga' || kind === 'pcx') {
-      size = head.length >= 30 ? headerSize(kind, head) : null;
-      const bits = kind === 'bmp' ? head.readUInt16LE(28) : kind === 'tga' ? (head[16] ?? 0) : (head[3] ?? 0) * (head[65] ?? 0);
-      if (!size || size.width < 1 || size.height < 1) return null;
-      return other(kind.toUpperCase(), size, bits === 32 ? 'RGBA' : bits <= 8 && kind !== 'tga' ? 'P' : 'RGB');
-    }
+    if (kind === 'bmp' || kind === 'tga' || kind === 'pcx') return headerInfo(kind, head);
     if (kind === 'heic') {
       if ((await fh.stat()).size > MAX_DECODER_INPUT_BYTES) return null;
-      // A positional read above leaves the file position at 0: readFile reads the whole file.
-      size = await heicSize(await fh.readFile()).catch(() => null);
+      // libheif (wasm) parses the container in a worker thread: loading it alone would stall the loop.
+      size = await heicSizeInWorker({ path, bytes: null }, DECODE_TIMEOUT_MS).catch(() => null);
       return size ? other('HEIC', size, 'RGB') : null;
     }
     return null;
@@ -65,7 +61,15 @@ async function readOtherInfo(path: string, mimeType: string): Promise<ImageInfo 
   }
 }
 
-function other(format: string, size: { width: number; height: number }, colorMode: string): ImageInfo {
+/** BMP, TGA, PCX facts from the first bytes of the file (no decoding); null when the header is unusable. */
+export function headerInfo(kind: 'bmp' | 'tga' | 'pcx', head: Buffer): ImageInfo | null {
+  const size = head.length >= 30 ? headerSize(kind, head) : null;
+  if (!size || size.width < 1 || size.height < 1) return null;
+  const bits = kind === 'bmp' ? head.readUInt16LE(28) : kind === 'tga' ? (head[16] ?? 0) : (head[3] ?? 0) * (head[65] ?? 0);
+  return other(kind.toUpperCase(), size, bits === 32 ? 'RGBA' : bits <= 8 && kind !== 'tga' ? 'P' : 'RGB');
+}
+
+export function other(format: string, size: { width: number; height: number }, colorMode: string): ImageInfo {
   return { format, ...size, sequence: false, color_mode: colorMode, orientation: null, geo_location: null, datetime_original: null, dpi: null };
 }
 

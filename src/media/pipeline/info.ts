@@ -3,7 +3,11 @@
  * HTTP layer, which knows the uuid.
  */
 import exifr from 'exifr';
-import { type SourceFile, inputOf, kindOf, openSource } from './source.js';
+import { type SourceFile, NOT_IMAGE, inputOf, kindOf, openSource, readHead } from './source.js';
+import { type OtherKind, isOtherKind } from './decoders.js';
+import { headerInfo } from './image-info.js';
+import { heicSizeInWorker } from './decode-pool.js';
+import { DECODE_TIMEOUT_MS, checkInputHeader } from '../limits.js';
 
 function colorMode(channels: number, space: string | undefined, hasAlpha: boolean, paletted: boolean): string {
   if (space === 'cmyk') return 'CMYK';
@@ -12,8 +16,9 @@ function colorMode(channels: number, space: string | undefined, hasAlpha: boolea
   return hasAlpha ? 'RGBA' : 'RGB';
 }
 
-export async function imageJson(source: SourceFile): Promise<Record<string, unknown>> {
+export async function imageJson(source: SourceFile, timeoutMs = DECODE_TIMEOUT_MS): Promise<Record<string, unknown>> {
   const kind = await kindOf(source);
+  if (isOtherKind(kind)) return headerJson(source, kind, timeoutMs);
   // Sizes as stored (before EXIF rotation), as the public service reports them with `orientation`.
   const opened = await openSource(source, { autorotate: false, ignoreIcc: true }, kind);
   const meta = opened.meta;
@@ -37,5 +42,31 @@ export async function imageJson(source: SourceFile): Promise<Record<string, unkn
     orientation: meta?.orientation ?? null,
     geo_location: geo,
     datetime_original: taken,
+  };
+}
+
+/**
+ * BMP, TGA, PCX and HEIC from their headers alone, as content_info.image describes them: no pixel
+ * is decoded (a HEIC container is parsed in a worker thread). None of them carries EXIF here.
+ */
+async function headerJson(source: SourceFile, kind: OtherKind, timeoutMs: number): Promise<Record<string, unknown>> {
+  let facts: { format: string; width: number; height: number; color_mode: string } | null;
+  if (kind === 'heic') {
+    const size = await heicSizeInWorker({ path: source.path, bytes: source.bytes ?? null }, timeoutMs);
+    facts = size && { format: 'HEIC', ...size, color_mode: 'RGB' };
+  } else {
+    const head = source.bytes ? source.bytes.subarray(0, 4096) : await readHead(source.path!);
+    try {
+      facts = headerInfo(kind, head);
+    } catch {
+      facts = null;
+    }
+  }
+  if (!facts) throw NOT_IMAGE();
+  // The same 75 Mpx refusal a render gives, so json does not describe what cannot be processed.
+  checkInputHeader(facts);
+  return {
+    dpi: null, width: facts.width, format: facts.format, height: facts.height, sequence: false,
+    color_mode: facts.color_mode, orientation: null, geo_location: null, datetime_original: null,
   };
 }

@@ -5,8 +5,9 @@
 import { open } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import { AppError } from '../../core/errors.js';
-import { type InputKind, decodeOther, detectKind } from './decoders.js';
-import { MAX_DECODER_INPUT_BYTES, MAX_INPUT_PIXELS, MAX_SVG_BYTES, checkInputHeader } from '../limits.js';
+import { type InputKind, detectKind, isOtherKind } from './decoders.js';
+import { decodeInWorker } from './decode-pool.js';
+import { DECODE_TIMEOUT_MS, MAX_INPUT_PIXELS, MAX_SVG_BYTES, checkInputHeader } from '../limits.js';
 import { sanitizeSvg } from './svg.js';
 import type { LoadedImage } from './types.js';
 
@@ -69,17 +70,21 @@ export async function readSvg(src: SourceFile): Promise<string> {
   return sanitizeSvg((await readCapped(src, MAX_SVG_BYTES)).toString('utf8'));
 }
 
-export interface OpenOptions { autorotate: boolean; ignoreIcc: boolean }
+export interface OpenOptions {
+  autorotate: boolean;
+  ignoreIcc: boolean;
+  /** Time limit of a decode in a worker thread (the render's remaining time); DECODE_TIMEOUT_MS by default. */
+  timeoutMs?: number;
+}
 
 /** Header check, then a lazy first-frame pipeline (animated images are processed as static). */
 export async function openSource(src: SourceFile, opts: OpenOptions, kind?: InputKind): Promise<Opened> {
   kind ??= await kindOf(src);
   const base = { limitInputPixels: MAX_INPUT_PIXELS, pages: 1, failOn: 'error' as const };
-  if (kind === 'bmp' || kind === 'pcx' || kind === 'tga' || kind === 'heic') {
-    const rgba = await decodeOther(kind, await readCapped(src, MAX_DECODER_INPUT_BYTES));
-    const { data, channels } = dropOpaqueAlpha(rgba.data);
-    const img = sharp(data, { ...base, raw: { width: rgba.width, height: rgba.height, channels } });
-    return { img, width: rgba.width, height: rgba.height, hasAlpha: channels === 4, kind, format: kind, meta: null };
+  if (isOtherKind(kind)) {
+    const px = await decodeInWorker(kind, { path: src.path, bytes: src.bytes ?? null }, opts.timeoutMs ?? DECODE_TIMEOUT_MS);
+    const img = sharp(px.data, { ...base, raw: { width: px.width, height: px.height, channels: px.channels } });
+    return { img, width: px.width, height: px.height, hasAlpha: px.channels === 4, kind, format: kind, meta: null };
   }
   // SVG is rendered from sanitised text held in memory, never from its path (no base directory).
   const input: string | Buffer = kind === 'svg' ? Buffer.from(await readSvg(src)) : inputOf(src);
@@ -99,12 +104,4 @@ async function headerOf(input: string | Buffer): Promise<Metadata> {
   } catch {
     throw NOT_IMAGE();
   }
-}
-
-/** Decoders always yield RGBA; a fully opaque image goes on as RGB so it encodes as JPEG by default. */
-function dropOpaqueAlpha(rgba: Buffer): { data: Buffer; channels: 3 | 4 } {
-  for (let i = 3; i < rgba.length; i += 4) if (rgba[i] !== 255) return { data: rgba, channels: 4 };
-  const rgb = Buffer.alloc((rgba.length / 4) * 3);
-  for (let i = 0, o = 0; i < rgba.length; i += 4, o += 3) { rgb[o] = rgba[i]!; rgb[o + 1] = rgba[i + 1]!; rgb[o + 2] = rgba[i + 2]!; }
-  return { data: rgb, channels: 3 };
 }

@@ -1,0 +1,82 @@
+/**
+ * One pool of worker threads for the decoders sharp's libvips does not provide (decoders.ts run
+ * by decode-worker.ts): created on first use, as many threads as CPUs, each with a bounded heap,
+ * and every task with a time limit (an aborted task's thread is terminated, so a decoder stuck in
+ * a hostile file stops). The main thread only sends bytes or a path and receives moved pixels.
+ */
+import os from 'node:os';
+import { stat } from 'node:fs/promises';
+import { Piscina } from 'piscina';
+import { AppError } from '../../core/errors.js';
+import { DECODER_HEAP_MB, MAX_DECODER_INPUT_BYTES } from '../limits.js';
+import type { OtherKind } from './decoders.js';
+import type { DecodeReply, DecodeTask } from './decode-worker.js';
+
+export interface DecodedPixels { data: Buffer; width: number; height: number; channels: 3 | 4 }
+export interface EncodedInput { path: string | null; bytes: Buffer | null }
+
+let pool: Piscina<DecodeTask, DecodeReply> | null = null;
+
+/**
+ * The compiled worker next to this module. Under vitest this module runs from `src/` as
+ * TypeScript, which a worker thread cannot load: it then uses the build in `dist/` (the test
+ * setup builds it first).
+ */
+function workerFile(): string {
+  const here = new URL('./decode-worker.js', import.meta.url);
+  if (!import.meta.url.endsWith('.ts')) return here.href;
+  return here.href.replace(/\/src\/media\/pipeline\/decode-worker\.js$/, '/dist/media/pipeline/decode-worker.js');
+}
+
+function decodePool(): Piscina<DecodeTask, DecodeReply> {
+  pool ??= new Piscina<DecodeTask, DecodeReply>({
+    filename: workerFile(),
+    maxThreads: os.availableParallelism(),
+    minThreads: 0,
+    idleTimeout: 30_000,
+    // Bounds the JS heap of a decoder; pixel buffers are bounded by the header check (75 Mpx).
+    resourceLimits: { maxOldGenerationSizeMb: DECODER_HEAP_MB, maxYoungGenerationSizeMb: 64 },
+  });
+  return pool;
+}
+
+/** Stops the threads (tests and orderly shutdown); a later decode starts a new pool. */
+export async function closeDecodePool(): Promise<void> {
+  const p = pool;
+  pool = null;
+  await p?.destroy();
+}
+
+async function runTask(task: DecodeTask, timeoutMs: number): Promise<DecodeReply & { ok: true }> {
+  let reply: DecodeReply;
+  try {
+    reply = await decodePool().run(task, { signal: AbortSignal.timeout(Math.max(1, timeoutMs)) });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    if (err.name === 'AbortError') throw new AppError(400, 'ProcessingTimeout', `Decoding this image took longer than ${Math.round(timeoutMs) / 1000} s.`);
+    if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') throw new AppError(400, 'ImageTooLarge', 'Decoding this image needs more memory than a decoder may use.');
+    throw e;
+  }
+  if (!reply.ok) throw new AppError(reply.status, reply.code, reply.message);
+  return reply;
+}
+
+/** What the worker reads: the bytes when in memory (copied to it), else the path (read there). */
+async function taskInput(src: EncodedInput): Promise<{ path: string | null; bytes: Uint8Array | null }> {
+  const size = src.bytes ? src.bytes.length : (await stat(src.path!)).size;
+  if (size > MAX_DECODER_INPUT_BYTES) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${MAX_DECODER_INPUT_BYTES} bytes.`);
+  return src.bytes ? { path: null, bytes: src.bytes } : { path: src.path, bytes: null };
+}
+
+/** Decodes a BMP, PCX, TGA or HEIC file to 8-bit RGB(A) in a worker thread. */
+export async function decodeInWorker(kind: OtherKind, src: EncodedInput, timeoutMs: number): Promise<DecodedPixels> {
+  const reply = await runTask({ op: 'decode', kind, ...(await taskInput(src)) }, timeoutMs);
+  if (!('data' in reply)) throw new Error('decode worker answered without pixels');
+  return { data: Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength), width: reply.width, height: reply.height, channels: reply.channels };
+}
+
+/** HEIC primary image size from its container, parsed by libheif (wasm) in a worker thread. */
+export async function heicSizeInWorker(src: EncodedInput, timeoutMs: number): Promise<{ width: number; height: number } | null> {
+  const reply = await runTask({ op: 'heic-size', ...(await taskInput(src)) }, timeoutMs);
+  return 'size' in reply ? reply.size : null;
+}

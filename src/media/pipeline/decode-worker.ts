@@ -1,0 +1,59 @@
+/**
+ * Runs inside a worker thread of decode-pool.ts: the decoders written in JS or wasm (TGA, PCX,
+ * BMP, HEIC) and the opaque-alpha check walk every pixel, so they must never run on the main
+ * thread, where one hostile file would stall every request of every surface. Errors travel back
+ * as values: structured cloning keeps an Error's message but drops its status and code.
+ */
+import { open } from 'node:fs/promises';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import { isAppError } from '../../core/errors.js';
+import { type OtherKind, decodeOther, heicSize } from './decoders.js';
+
+export type DecodeTask =
+  | { op: 'decode'; kind: OtherKind; path: string | null; bytes: Uint8Array | null }
+  | { op: 'heic-size'; path: string | null; bytes: Uint8Array | null };
+
+export type DecodeReply =
+  | { ok: true; data: Uint8Array; width: number; height: number; channels: 3 | 4 }
+  | { ok: true; size: { width: number; height: number } | null }
+  | { ok: false; status: number; code: string; message: string };
+
+async function bytesOf(task: { path: string | null; bytes: Uint8Array | null }): Promise<Buffer> {
+  if (task.bytes) return Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength);
+  const fh = await open(task.path!, 'r');
+  try {
+    return await fh.readFile();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Decoders always yield RGBA; a fully opaque image goes on as RGB so it encodes as JPEG by default. */
+export function dropOpaqueAlpha(rgba: Buffer): { data: Buffer; channels: 3 | 4 } {
+  for (let i = 3; i < rgba.length; i += 4) if (rgba[i] !== 255) return { data: rgba, channels: 4 };
+  const rgb = Buffer.alloc((rgba.length / 4) * 3);
+  for (let i = 0, o = 0; i < rgba.length; i += 4, o += 3) { rgb[o] = rgba[i]!; rgb[o + 1] = rgba[i + 1]!; rgb[o + 2] = rgba[i + 2]!; }
+  return { data: rgb, channels: 3 };
+}
+
+/** A view that owns its whole ArrayBuffer can be moved to the main thread without a copy. */
+function movable(data: Buffer): Uint8Array {
+  const owns = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength && data.buffer instanceof ArrayBuffer;
+  return owns ? data : new Uint8Array(data);
+}
+
+export default async function run(task: DecodeTask): Promise<DecodeReply> {
+  try {
+    const input = await bytesOf(task);
+    if (task.op === 'heic-size') return { ok: true, size: await heicSize(input) };
+    const rgba = await decodeOther(task.kind, input);
+    const { data, channels } = dropOpaqueAlpha(rgba.data);
+    const pixels = movable(data);
+    const reply: DecodeReply = { ok: true, data: pixels, width: rgba.width, height: rgba.height, channels };
+    // The pixels are handed over, not copied: piscina sends `valueSymbol` with `transferableSymbol` moved.
+    return move({ [transferableSymbol]: [pixels.buffer], [valueSymbol]: reply } as never) as unknown as DecodeReply;
+  } catch (e) {
+    if (isAppError(e)) return { ok: false, status: e.status, code: e.code, message: e.message };
+    return { ok: false, status: 400, code: 'InvalidImage', message: `Cannot decode this image: ${String((e as Error)?.message ?? e).split('\n')[0]}` };
+  }
+}
