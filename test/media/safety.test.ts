@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { parsePlan } from '../../src/media/plan.js';
 import { render } from '../../src/media/render.js';
 import { MAX_INPUT_PIXELS, checkInputHeader } from '../../src/media/limits.js';
-import { sanitizeSvg } from '../../src/media/pipeline/svg.js';
+import { sanitizeSvg } from '../../src/media/pipeline/svg-sanitize.js';
 import * as fx from './fixtures.js';
 
 const ctx = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };

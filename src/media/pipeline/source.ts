@@ -8,7 +8,7 @@ import { AppError } from '../../core/errors.js';
 import { type InputKind, detectKind, isOtherKind } from './decoders.js';
 import { decodeInWorker } from './decode-pool.js';
 import { DECODE_TIMEOUT_MS, MAX_INPUT_PIXELS, MAX_SVG_BYTES, checkInputHeader } from '../limits.js';
-import { sanitizeSvg } from './svg.js';
+import { sanitizeSvg } from './svg-sanitize.js';
 import type { LoadedImage } from './types.js';
 
 /**

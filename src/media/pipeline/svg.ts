@@ -1,28 +1,13 @@
 /**
  * SVG input (spec rule 4). Without `rasterize` an SVG stays an SVG: only crop, preview, resize and
  * scale_crop change its width/height/viewBox; other operations leave the body alone. Every SVG we
- * serve or rasterize is sanitised first: no entity declarations (billion laughs, XXE), no scripts,
- * event handlers or foreignObject, and no reference outside the document (librsvg would resolve
- * relative hrefs against a file's directory: a blob store neighbour must never be readable).
+ * serve or rasterize is sanitised first (svg-sanitize.ts), so the text seen here is the
+ * re-serialised, allow-listed tree.
  */
 import { AppError } from '../../core/errors.js';
 import type { PlanStep } from '../plan.js';
 import type { CropArgs, ScaleCropArgs } from '../operations/geometry.js';
 import { CENTER, fitInside, fitRatio, place, resolve } from './place.js';
-
-const isLocalRef = (v: string): boolean => /^\s*(#|data:image\/(png|jpeg|gif|webp);)/i.test(v);
-
-export function sanitizeSvg(text: string): string {
-  if (/<!ENTITY/i.test(text)) throw new AppError(400, 'InvalidImage', 'SVG files with entity declarations are refused.');
-  return text
-    .replace(/<!DOCTYPE[^>[]*(\[[^\]]*\])?\s*>/gi, '')
-    .replace(/<(script|foreignObject)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<(script|foreignObject)\b[^>]*\/>/gi, '')
-    .replace(/\s(?:[\w-]+:)?on[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, '')
-    .replace(/\s((?:[\w-]+:)?href|src)\s*=\s*("([^"]*)"|'([^']*)')/gi, (m, _n, _q, a?: string, b?: string) => (isLocalRef(a ?? b ?? '') ? m : ''))
-    .replace(/@import[^;]*;?/gi, '')
-    .replace(/url\(\s*(['"]?)([^)'"]*)\1\s*\)/gi, (m, _q, v: string) => (isLocalRef(v) ? m : 'none'));
-}
 
 const UNIT_PX: Record<string, number> = { '': 1, px: 1, pt: 4 / 3, pc: 16, in: 96, cm: 96 / 2.54, mm: 96 / 25.4, em: 16, ex: 8 };
 
