@@ -75,8 +75,9 @@ describe('intermediate images', () => {
     const { data, info } = await sharp(result.body).raw().toBuffer({ resolveWithObject: true });
     expect([info.width, info.height]).toEqual([100, 100]);
     expect([...data.subarray(0, 3)]).toEqual([0, 255, 0]);
-    // 64 Mpx filled in JS blocked the loop for 0.9 s; the allowance covers preemption on a loaded machine.
-    expect(blocked).toBeLessThan(50 + 100);
+    // 64 Mpx filled in JS blocked the loop for 0.9 s; the allowance covers preemption on a loaded
+    // 2-core machine (up to ~150 ms measured with eight test files running at once).
+    expect(blocked).toBeLessThan(50 + 250);
   });
 
   test('rect fills are made by libvips too', async () => {
@@ -84,7 +85,7 @@ describe('intermediate images', () => {
     const { result, blocked } = await longestBlock(() => run(p, '-/rect/0000ff/100px100p/0,0/-/resize/100x/-/format/png/'));
     const { data } = await sharp(result.body).raw().toBuffer({ resolveWithObject: true });
     expect([...data.subarray(0, 3)]).toEqual([0, 0, 255]);
-    expect(blocked).toBeLessThan(50 + 100);
+    expect(blocked).toBeLessThan(50 + 250);
   });
 });
 

@@ -63,7 +63,7 @@ describe('decode pool', () => {
     // In-process, on the main thread, this took about 1.3 s of blocked loop.
     const { result, blocked } = await longestBlock(() => run(denseTga(4000, 4000), 'image/x-tga', '-/preview/100x100/'));
     expect([result.width, result.height]).toEqual([100, 100]);
-    expect(blocked).toBeLessThan(50 + 100);
+    expect(blocked).toBeLessThan(50 + 250);
   }, 60_000);
 
   test('a TGA too short for its declared size is refused before any pixel buffer exists', async () => {
