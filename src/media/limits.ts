@@ -31,6 +31,8 @@ export const IMPLICIT_PREVIEW = { width: 2048, height: 2048 } as const;
 export const MAX_SVG_BYTES = 10 * 1024 * 1024;
 /** Bytes of a non-sharp input (BMP, PCX, TGA, HEIC) read into memory for decoding. */
 export const MAX_DECODER_INPUT_BYTES = 300 * 1024 * 1024;
+/** Pixel maps over at most this many pixels run inline (a few ms); larger ones in a worker thread. */
+export const INLINE_PIXEL_MAP_PIXELS = 1_000_000;
 /** JS heap of one decoder worker thread (pixel buffers are bounded by MAX_INPUT_PIXELS instead). */
 export const DECODER_HEAP_MB = 256;
 /** Time limit of a decode or header read in a worker outside a render (upload inspection). */

@@ -2,16 +2,12 @@
  * Colour adjustments: brightness, exposure, gamma, contrast, saturation, vibrance, warmth,
  * enhance, grayscale, invert. Value ranges follow wire-reference §3.4; 0 (gamma: 100) is identity.
  */
-import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
+import type { OpDef } from '../pipeline/types.js';
 import { expectCount, int, none } from '../pipeline/params.js';
-import { IDENTITY, affine, lut, saturationMatrix, vibrance as vibranceMap, type Mat3 } from '../pipeline/pixels.js';
-
-async function onPixels(s: Stage, f: (img: RawImage) => RawImage): Promise<void> {
-  s.fromRaw(f(await s.raw()));
-}
+import { IDENTITY, lutTable, saturationMatrix, type Mat3, type PixelKernel } from '../pipeline/pixels.js';
 
 /** A transform with one integer value in [min, max]; `identity` short-circuits. */
-function valueOp(name: string, min: number, max: number, identity: number, fn: (img: RawImage, v: number) => RawImage): OpDef<number> {
+function valueOp(name: string, min: number, max: number, identity: number, kernel: (v: number) => PixelKernel): OpDef<number> {
   return {
     kind: 'transform',
     parse(p) {
@@ -19,29 +15,30 @@ function valueOp(name: string, min: number, max: number, identity: number, fn: (
       return int(name, 'value', p[0], min, max);
     },
     async apply(s, v) {
-      if (v !== identity) await onPixels(s, (img) => fn(img, v));
+      if (v !== identity) s.fromRaw(await s.kernel(await s.raw(), kernel(v)));
     },
   };
 }
 
 const scale = (k: number): Mat3 => [k, 0, 0, 0, k, 0, 0, 0, k];
+const affine = (m: Mat3, off: [number, number, number]): PixelKernel => ({ kind: 'affine', m, off });
 
 // Additive: +100 lifts every channel by half the range.
-export const brightness = valueOp('brightness', -100, 100, 0, (img, v) => affine(img, IDENTITY, [v * 1.275, v * 1.275, v * 1.275]));
+export const brightness = valueOp('brightness', -100, 100, 0, (v) => affine(IDENTITY, [v * 1.275, v * 1.275, v * 1.275]));
 // Photographic stops: +100 is one stop (x2), +500 five stops.
-export const exposure = valueOp('exposure', -500, 500, 0, (img, v) => affine(img, scale(2 ** (v / 100)), [0, 0, 0]));
+export const exposure = valueOp('exposure', -500, 500, 0, (v) => affine(scale(2 ** (v / 100)), [0, 0, 0]));
 // 100 = none; 200 brightens midtones (exponent 1/2), 50 darkens them.
-export const gamma = valueOp('gamma', 0, 1000, 100, (img, v) => lut(img, (x) => 255 * (x / 255) ** (100 / Math.max(v, 1))));
+export const gamma = valueOp('gamma', 0, 1000, 100, (v) => ({ kind: 'lut', table: lutTable((x) => 255 * (x / 255) ** (100 / Math.max(v, 1))) }));
 // Slope around mid-grey: -100 flattens to grey, +100 doubles.
-export const contrast = valueOp('contrast', -100, 500, 0, (img, v) => {
+export const contrast = valueOp('contrast', -100, 500, 0, (v) => {
   const a = 1 + v / 100;
   const o = 127.5 * (1 - a);
-  return affine(img, scale(a), [o, o, o]);
+  return affine(scale(a), [o, o, o]);
 });
-export const saturation = valueOp('saturation', -100, 500, 0, (img, v) => affine(img, saturationMatrix(1 + v / 100), [0, 0, 0]));
-export const vibrance = valueOp('vibrance', -100, 500, 0, (img, v) => vibranceMap(img, v / 100));
+export const saturation = valueOp('saturation', -100, 500, 0, (v) => affine(saturationMatrix(1 + v / 100), [0, 0, 0]));
+export const vibrance = valueOp('vibrance', -100, 500, 0, (v) => ({ kind: 'vibrance', k: v / 100 }));
 // Warm = more red, less blue; cool the reverse.
-export const warmth = valueOp('warmth', -100, 100, 0, (img, v) => affine(img, [1 + v / 250, 0, 0, 0, 1 + v / 1000, 0, 0, 0, 1 - v / 250], [0, 0, 0]));
+export const warmth = valueOp('warmth', -100, 100, 0, (v) => affine([1 + v / 250, 0, 0, 0, 1 + v / 1000, 0, 0, 0, 1 - v / 250], [0, 0, 0]));
 
 export const enhance: OpDef<number> = {
   kind: 'transform',

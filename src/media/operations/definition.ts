@@ -4,7 +4,6 @@
 import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
 import { type Size, align, bad, expectCount, int, size, unavailable, type Align } from '../pipeline/params.js';
 import { intersect, place, resolve } from '../pipeline/place.js';
-import { unsharp } from '../pipeline/pixels.js';
 
 /** URL strength (0..5000) to gaussian sigma; the default 10 is a light sigma-1 blur. */
 const sigmaOf = (strength: number): number => Math.max(0.3, strength / 10);
@@ -36,7 +35,7 @@ export const blur: OpDef<BlurArgs> = {
     const img = await s.raw();
     const blurred = await blurRaw(s, img, sigmaOf(a.strength));
     if (a.amount === null) s.fromRaw({ ...img, data: blurred });
-    else s.fromRaw(unsharp(img, blurred, a.amount / 100));
+    else s.fromRaw(await s.kernel(img, { kind: 'unsharp', blurred, amount: a.amount / 100 }));
   },
 };
 

@@ -6,7 +6,7 @@
  */
 import type { OpDef } from '../pipeline/types.js';
 import { bad, expectCount, int } from '../pipeline/params.js';
-import { IDENTITY, affine, mul, saturationMatrix, type Mat3 } from '../pipeline/pixels.js';
+import { IDENTITY, mul, saturationMatrix, type Mat3 } from '../pipeline/pixels.js';
 
 /** saturation, contrast, brightness, red/green/blue gain, sepia mix, fade (lifted blacks). */
 type Recipe = readonly [sat: number, con: number, bri: number, r: number, g: number, b: number, sepia: number, fade: number];
@@ -81,6 +81,6 @@ export const filter: OpDef<FilterArgs> = {
     const { m, off } = recipeMap(FILTERS[a.name]!);
     const t = a.amount / 100;
     const blended = m.map((v, i) => IDENTITY[i]! + t * (v - IDENTITY[i]!)) as Mat3;
-    s.fromRaw(affine(await s.raw(), blended, [off[0] * t, off[1] * t, off[2] * t]));
+    s.fromRaw(await s.kernel(await s.raw(), { kind: 'affine', m: blended, off: [off[0] * t, off[1] * t, off[2] * t] }));
   },
 };

@@ -1,6 +1,7 @@
 /**
- * One pool of worker threads for the decoders sharp's libvips does not provide (decoders.ts run
- * by decode-worker.ts): created on first use, as many threads as CPUs, each with a bounded heap,
+ * One pool of worker threads for pixel work in JS that must not hold the main thread: the decoders
+ * sharp's libvips does not provide (decoders.ts) and the pixel maps of colour operations
+ * (pixels.ts), run by decode-worker.ts. Created on first use, as many threads as CPUs, each with a bounded heap,
  * and every task with a time limit (an aborted task's thread is terminated, so a decoder stuck in
  * a hostile file stops). The main thread only sends bytes or a path and receives moved pixels.
  */
@@ -10,6 +11,8 @@ import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { DECODER_HEAP_MB, MAX_DECODER_INPUT_BYTES } from '../limits.js';
 import type { OtherKind } from './decoders.js';
+import type { PixelKernel } from './pixels.js';
+import type { RawImage } from './types.js';
 import type { DecodeReply, DecodeTask } from './decode-worker.js';
 
 export interface DecodedPixels { data: Buffer; width: number; height: number; channels: 3 | 4 }
@@ -47,10 +50,10 @@ export async function closeDecodePool(): Promise<void> {
   await p?.destroy();
 }
 
-async function runTask(task: DecodeTask, timeoutMs: number): Promise<DecodeReply & { ok: true }> {
+async function runTask(task: DecodeTask, timeoutMs: number, transferList: ArrayBuffer[] = []): Promise<DecodeReply & { ok: true }> {
   let reply: DecodeReply;
   try {
-    reply = await decodePool().run(task, { signal: AbortSignal.timeout(Math.max(1, timeoutMs)) });
+    reply = await decodePool().run(task, { signal: AbortSignal.timeout(Math.max(1, timeoutMs)), transferList });
   } catch (e) {
     const err = e as Error & { code?: string };
     if (err.name === 'AbortError') throw new AppError(400, 'ProcessingTimeout', `Decoding this image took longer than ${Math.round(timeoutMs) / 1000} s.`);
@@ -71,12 +74,45 @@ async function taskInput(src: EncodedInput): Promise<{ path: string | null; byte
 /** Decodes a BMP, PCX, TGA or HEIC file to 8-bit RGB(A) in a worker thread. */
 export async function decodeInWorker(kind: OtherKind, src: EncodedInput, timeoutMs: number): Promise<DecodedPixels> {
   const reply = await runTask({ op: 'decode', kind, ...(await taskInput(src)) }, timeoutMs);
-  if (!('data' in reply)) throw new Error('decode worker answered without pixels');
-  return { data: Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength), width: reply.width, height: reply.height, channels: reply.channels };
+  const px = pixelsOf(reply);
+  return { data: px.data, width: px.width, height: px.height, channels: px.channels };
 }
 
 /** HEIC primary image size from its container, parsed by libheif (wasm) in a worker thread. */
 export async function heicSizeInWorker(src: EncodedInput, timeoutMs: number): Promise<{ width: number; height: number } | null> {
   const reply = await runTask({ op: 'heic-size', ...(await taskInput(src)) }, timeoutMs);
   return 'size' in reply ? reply.size : null;
+}
+
+function pixelsOf(reply: DecodeReply & { ok: true }): RawImage {
+  if (!('data' in reply)) throw new Error('pixel worker answered without pixels');
+  return { data: Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength), width: reply.width, height: reply.height, channels: reply.channels };
+}
+
+/**
+ * A copy of `data` in an ArrayBuffer of its own, to be moved to a worker. sharp's output buffers
+ * cannot be transferred, and structured cloning a large one costs far more main-thread time than
+ * this single native copy.
+ */
+function movableCopy(data: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(new ArrayBuffer(data.byteLength));
+  copy.set(data); // same element type: one memcpy
+  return copy;
+}
+
+/** Runs a pixel map in a worker thread; `img`'s pixels are copied once, moved there and back. */
+export async function kernelInWorker(img: RawImage, kernel: PixelKernel, timeoutMs: number): Promise<RawImage> {
+  const data = movableCopy(img.data);
+  const moved = [data.buffer as ArrayBuffer];
+  if (kernel.kind === 'unsharp') {
+    kernel = { ...kernel, blurred: movableCopy(kernel.blurred) };
+    moved.push(kernel.blurred.buffer as ArrayBuffer);
+  }
+  return pixelsOf(await runTask({ op: 'pixels', data, width: img.width, height: img.height, channels: img.channels, kernel }, timeoutMs, moved));
+}
+
+/** Grey or grey+alpha pixels widened to RGB(A) in a worker thread. */
+export async function widenInWorker(grey: Buffer, width: number, height: number, channels: 1 | 2, timeoutMs: number): Promise<RawImage> {
+  const data = movableCopy(grey);
+  return pixelsOf(await runTask({ op: 'widen', data, width, height, grey: channels }, timeoutMs, [data.buffer as ArrayBuffer]));
 }

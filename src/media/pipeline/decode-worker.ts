@@ -8,10 +8,13 @@ import { open } from 'node:fs/promises';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { isAppError } from '../../core/errors.js';
 import { type OtherKind, decodeOther, heicSize } from './decoders.js';
+import { type PixelKernel, applyKernel, widenGrey } from './pixels.js';
 
 export type DecodeTask =
   | { op: 'decode'; kind: OtherKind; path: string | null; bytes: Uint8Array | null }
-  | { op: 'heic-size'; path: string | null; bytes: Uint8Array | null };
+  | { op: 'heic-size'; path: string | null; bytes: Uint8Array | null }
+  | { op: 'pixels'; data: Uint8Array; width: number; height: number; channels: 3 | 4; kernel: PixelKernel }
+  | { op: 'widen'; data: Uint8Array; width: number; height: number; grey: 1 | 2 };
 
 export type DecodeReply =
   | { ok: true; data: Uint8Array; width: number; height: number; channels: 3 | 4 }
@@ -42,16 +45,27 @@ function movable(data: Buffer): Uint8Array {
   return owns ? data : new Uint8Array(data);
 }
 
+/** The pixels are handed over, not copied: piscina sends `valueSymbol` with `transferableSymbol` moved. */
+function pixelsReply(data: Buffer, width: number, height: number, channels: 3 | 4): DecodeReply {
+  const pixels = movable(data);
+  const reply: DecodeReply = { ok: true, data: pixels, width, height, channels };
+  return move({ [transferableSymbol]: [pixels.buffer], [valueSymbol]: reply } as never) as unknown as DecodeReply;
+}
+
+const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
 export default async function run(task: DecodeTask): Promise<DecodeReply> {
   try {
+    if (task.op === 'pixels') {
+      const out = applyKernel({ data: asBuffer(task.data), width: task.width, height: task.height, channels: task.channels }, task.kernel);
+      return pixelsReply(out.data, out.width, out.height, out.channels);
+    }
+    if (task.op === 'widen') return pixelsReply(widenGrey(task.data, task.grey), task.width, task.height, task.grey === 2 ? 4 : 3);
     const input = await bytesOf(task);
     if (task.op === 'heic-size') return { ok: true, size: await heicSize(input) };
     const rgba = await decodeOther(task.kind, input);
     const { data, channels } = dropOpaqueAlpha(rgba.data);
-    const pixels = movable(data);
-    const reply: DecodeReply = { ok: true, data: pixels, width: rgba.width, height: rgba.height, channels };
-    // The pixels are handed over, not copied: piscina sends `valueSymbol` with `transferableSymbol` moved.
-    return move({ [transferableSymbol]: [pixels.buffer], [valueSymbol]: reply } as never) as unknown as DecodeReply;
+    return pixelsReply(data, rgba.width, rgba.height, channels);
   } catch (e) {
     if (isAppError(e)) return { ok: false, status: e.status, code: e.code, message: e.message };
     return { ok: false, status: 400, code: 'InvalidImage', message: `Cannot decode this image: ${String((e as Error)?.message ?? e).split('\n')[0]}` };

@@ -1,7 +1,9 @@
 /**
  * Pixel arithmetic on materialised 8-bit sRGB buffers. Colour operations are written as an
  * affine map or a lookup table so every recipe is exact, deterministic and order-independent of
- * sharp's internal pipeline. Alpha (4th channel) is never touched.
+ * sharp's internal pipeline. Alpha (4th channel) is never touched. Operations describe the map as
+ * a PixelKernel (plain data) and the stage runs it in a worker thread (decode-pool.ts): a loop over
+ * every pixel of a large image must not hold the main thread.
  */
 import type { RawImage } from './types.js';
 
@@ -42,9 +44,14 @@ export function affine(img: RawImage, m: Mat3, off: readonly [number, number, nu
   return img;
 }
 
-export function lut(img: RawImage, f: (v: number) => number): RawImage {
+/** A per-channel-value map as a 256-entry table (computed where `f` lives: functions do not travel). */
+export function lutTable(f: (v: number) => number): Uint8Array {
   const table = new Uint8Array(256);
   for (let v = 0; v < 256; v++) table[v] = clamp8(f(v));
+  return table;
+}
+
+export function lut(img: RawImage, table: Uint8Array): RawImage {
   const d = img.data;
   const step = img.channels;
   for (let i = 0; i < d.length; i += step) {
@@ -73,11 +80,37 @@ export function vibrance(img: RawImage, k: number): RawImage {
 }
 
 /** Unsharp mask: out = in + amount·(in − blurred); a negative amount softens. */
-export function unsharp(img: RawImage, blurred: Buffer, amount: number): RawImage {
+export function unsharp(img: RawImage, blurred: Uint8Array, amount: number): RawImage {
   const d = img.data;
   const step = img.channels;
   for (let i = 0; i < d.length; i += step) {
     for (let c = 0; c < 3; c++) d[i + c] = clamp8(d[i + c]! + amount * (d[i + c]! - blurred[i + c]!));
   }
   return img;
+}
+
+/** A pixel map as plain data, so it can be sent to a worker thread. */
+export type PixelKernel =
+  | { kind: 'affine'; m: Mat3; off: readonly [number, number, number] }
+  | { kind: 'lut'; table: Uint8Array }
+  | { kind: 'vibrance'; k: number }
+  | { kind: 'unsharp'; blurred: Uint8Array; amount: number };
+
+export function applyKernel(img: RawImage, k: PixelKernel): RawImage {
+  switch (k.kind) {
+    case 'affine': return affine(img, k.m, k.off);
+    case 'lut': return lut(img, k.table);
+    case 'vibrance': return vibrance(img, k.k);
+    case 'unsharp': return unsharp(img, k.blurred, k.amount);
+  }
+}
+
+/** Grey (1 channel) or grey+alpha (2) pixels widened to RGB / RGBA. */
+export function widenGrey(data: Uint8Array, grey: 1 | 2): Buffer {
+  const out = Buffer.alloc((data.length / grey) * (grey + 2));
+  for (let i = 0, o = 0; i < data.length; i += grey, o += grey + 2) {
+    out[o] = out[o + 1] = out[o + 2] = data[i]!;
+    if (grey === 2) out[o + 3] = data[i + 1]!;
+  }
+  return out;
 }

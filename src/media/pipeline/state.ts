@@ -3,7 +3,9 @@
  * loads sharp). See Stage in types.ts for the contract.
  */
 import sharp, { type Sharp, type SharpOptions } from 'sharp';
-import { type Deadline, checkIntermediate } from '../limits.js';
+import { type Deadline, INLINE_PIXEL_MAP_PIXELS, checkIntermediate } from '../limits.js';
+import { type PixelKernel, applyKernel, widenGrey } from './pixels.js';
+import { kernelInWorker, widenInWorker } from './decode-pool.js';
 import { DEFAULT_TEXT, type LoadedImage, type OutputOptions, type RawImage, type Stage, type TextStyle } from './types.js';
 import type { Rgba } from './params.js';
 
@@ -60,17 +62,23 @@ export class PipelineStage implements Stage {
   }
 
   async raw(): Promise<RawImage> {
-    const { data, info } = await this.timed(this.img.clone()).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    // No clone(): sharp's clone structured-copies its input, a whole raw buffer on the main
+    // thread; every caller replaces the pipeline (fromRaw) after reading its pixels.
+    const { data, info } = await this.timed(this.img).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
     this.flushes++;
     if (info.channels >= 3) return { data, width: info.width, height: info.height, channels: info.channels >= 4 ? 4 : 3 };
     // A greyscale pipeline stays single-channel whatever colourspace is asked: widen it here.
-    const grey = info.channels;
-    const out = Buffer.alloc((data.length / grey) * (grey + 2));
-    for (let i = 0, o = 0; i < data.length; i += grey, o += grey + 2) {
-      out[o] = out[o + 1] = out[o + 2] = data[i]!;
-      if (grey === 2) out[o + 3] = data[i + 1]!;
+    const grey = info.channels === 2 ? 2 : 1;
+    if (info.width * info.height <= INLINE_PIXEL_MAP_PIXELS) {
+      return { data: widenGrey(data, grey), width: info.width, height: info.height, channels: grey === 2 ? 4 : 3 };
     }
-    return { data: out, width: info.width, height: info.height, channels: grey === 2 ? 4 : 3 };
+    return widenInWorker(data, info.width, info.height, grey, this.deadline.remainingMs());
+  }
+
+  async kernel(img: RawImage, k: PixelKernel): Promise<RawImage> {
+    this.deadline.check();
+    if (img.width * img.height <= INLINE_PIXEL_MAP_PIXELS) return applyKernel(img, k);
+    return kernelInWorker(img, k, this.deadline.remainingMs());
   }
 
   fromRaw(raw: RawImage): void {

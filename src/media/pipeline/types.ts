@@ -4,6 +4,7 @@
  */
 import type { Sharp, SharpOptions } from 'sharp';
 import type { Rgba } from './params.js';
+import type { PixelKernel } from './pixels.js';
 
 /**
  * - `setting`: output option read by the encoder; position in the URL does not matter.
@@ -97,9 +98,14 @@ export interface Stage {
   commit(img: Sharp, width: number, height: number, hasAlpha?: boolean): void;
   /** Materialises now and reads real dimensions (for trim and free-angle rotation). */
   settle(): Promise<void>;
-  /** 8-bit sRGB pixels of the current image (3 or 4 channels). */
+  /**
+   * 8-bit sRGB pixels of the current image (3 or 4 channels). This runs the current pipeline:
+   * the caller goes on with `fromRaw` (or `solid`), never with the pipeline it read.
+   */
   raw(): Promise<RawImage>;
   fromRaw(raw: RawImage): void;
+  /** Runs a pixel map over `img` in a worker thread (bounded by the render's deadline). */
+  kernel(img: RawImage, k: PixelKernel): Promise<RawImage>;
   /** Replaces the image with a solid RGBA fill, built by libvips (never a JS loop). */
   solid(width: number, height: number, colour: Rgba): void;
   /** Decodes another image of the same project for overlay (`self` = the source). */
