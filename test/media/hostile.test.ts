@@ -17,7 +17,7 @@ import { FIXTURES } from './fixtures.js';
  * every surface for 1.5 s (HEIC) to 5 s (TGA), far above this bound.
  */
 const MAX_PROBE_GAP_MS = 50 + 700;
-const RENDER_TIMEOUT_MS = 10_000;
+const RENDER_TIMEOUT_MS = 30_000;
 
 let server: TestServer;
 let keys: ProjectKeys;
@@ -102,12 +102,12 @@ describe('renders that used to block the event loop', () => {
     // Finished in time, or refused at the deadline with a clear message.
     expect([200, 400], render!.text).toContain(render!.status);
     if (render!.status === 400) expect(render!.text).toMatch(/longer than/);
-    expect(render!.ms).toBeLessThan(RENDER_TIMEOUT_MS + 3000);
+    expect(render!.ms).toBeLessThan(RENDER_TIMEOUT_MS + 5000);
     // -/json/ is answered from the header, without decoding.
     expect(json!.status).toBe(200);
     expect(JSON.parse(json!.text)).toMatchObject({ id: uuid, width: 8000, height: 8000, format: 'TGA', color_mode: 'RGB' });
     expect(maxGap).toBeLessThan(MAX_PROBE_GAP_MS);
-  }, 60_000);
+  }, 120_000);
 
   test('an ordinary 4000x3000 HEIC (libheif in wasm) renders without stalling the loop', async () => {
     const uuid = await upload('photo.heic', readFileSync(`${FIXTURES}/large-4000x3000.heic`), 'image/heic');
@@ -119,7 +119,7 @@ describe('renders that used to block the event loop', () => {
     expect(JSON.parse(json!.text)).toMatchObject({ width: 4000, height: 3000, format: 'HEIC' });
     expect(thumb!.status, thumb!.text).toBe(200);
     expect(maxGap).toBeLessThan(MAX_PROBE_GAP_MS);
-  }, 60_000);
+  }, 120_000);
 
   test('work-budget refusals over HTTP: a chain too long and a size too large are 400 before decoding', async () => {
     const uuid = await upload('photo.heic', readFileSync(`${FIXTURES}/large-4000x3000.heic`), 'image/heic');
