@@ -64,6 +64,13 @@ describe('hostile input', () => {
       expect(r.status, type).toBeGreaterThanOrEqual(400);
       expect(r.status, type).toBeLessThan(500);
     }
+    // A field part without a name once reached the NUL check as `undefined` (500).
+    const nameless = await fetch(`${server.upload}/base/`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=a' },
+      body: `--a\r\nContent-Disposition: form-data; name="UPLOADCARE_PUB_KEY"\r\n\r\n${keys.public_key}\r\n--a\r\nContent-Disposition: form-data\r\n\r\nno name\r\n--a\r\nContent-Disposition: form-data; name="file"; filename="n.txt"\r\n\r\nn\r\n--a--\r\n`,
+    });
+    expect(nameless.status, await nameless.text()).toBe(200);
     const nul = await uploadBase(server.upload, keys.public_key, [{ name: 'a', data: 'a' }], { 'metadata[k]': 'a\u0000b' });
     expect(nul.status).toBe(400);
     const manyFiles = await uploadBase(server.upload, keys.public_key, Array.from({ length: 101 }, (_, i) => ({ field: `f${i}`, name: 'x', data: 'x' })));

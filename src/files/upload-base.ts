@@ -96,7 +96,8 @@ async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, o
   const keyFields = publicKeyFields(ctx.config.sdkAliases);
   for await (const part of req.parts()) {
     if (part.type === 'field') {
-      if (typeof part.value !== 'string') continue;
+      // A part without a name (`Content-Disposition: form-data` alone) carries no parameter.
+      if (typeof part.value !== 'string' || typeof part.fieldname !== 'string') continue;
       params.set(part.fieldname, part.value);
       // A key field is checked as it arrives: unknown stops the request before more bytes are staged.
       if (keyFields.includes(part.fieldname)) {
