@@ -22,7 +22,9 @@ export function snapshotApp(work) {
 
 export async function stowage(dataDir, { pin = null, env = {} } = {}) {
   const port = await freePort();
-  const p = await startProc(process.execPath, [path.join(ROOT, 'bin', 'stowage.js'), 'serve'], {
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": profile the server under load.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const p = await startProc(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'stowage.js'), 'serve'], {
     pin,
     env: { STOWAGE_DATA_DIR: dataDir, STOWAGE_CDN_PORT: String(port), STOWAGE_REST_PORT: '0', STOWAGE_UPLOAD_PORT: '0', STOWAGE_LOG_LEVEL: 'warn', ...env },
     ready: (out) => /Stowage is running/.test(out) && /\n/.test(out.split('CDN:')[1] ?? ''),

@@ -86,7 +86,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   Object.assign(ctx.bases, baseUrls(config, ports));
 
   // PostgreSQL: other nodes' enqueues wake this worker (NOTIFY at their commit); polling remains the fallback.
-  const listener = db.dialect === 'postgres' ? listenForJobs(config.databaseUrl, db.schema, () => worker.poke(), log) : null;
+  const listener = db.dialect === 'postgres' ? listenForJobs(config.databaseUrl, db.schema, (kind) => worker.poke(kind), log) : null;
   worker.start();
   const unschedule = [...maintenance.schedules, ...features.flatMap((f) => f.schedules ?? [])].map((s) => schedulePeriodic(queue, log, s));
   return {

@@ -12,8 +12,9 @@
  * with a per-key limit never has more than that many jobs of one key running across all nodes,
  * and one claim takes the keys in turns, so one key's backlog cannot take every slot.
  */
-import { PostgresAdapter, sql, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Selectable, type Updateable, type UpdateResult } from 'kysely';
 import type { Db, DbOrTrx, Dialect } from '../db/connect.js';
+import { GroupCommit } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
 import { nowUs } from '../core/time.js';
 import type { JobKind, JobPayloads } from './kinds.js';
@@ -76,8 +77,8 @@ export async function enqueue<K extends JobKind>(db: DbOrTrx, opts: EnqueueOptio
   if (runAtUs > now) return;
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   // Notifications of one transaction with the same payload are folded into one by PostgreSQL.
-  if (postgres) await sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema())`.execute(db);
-  if (!postgres || !db.isTransaction) localEnqueues.emit();
+  if (postgres) await sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema() || ' ' || ${opts.kind}::text)`.execute(db);
+  if (!postgres || !db.isTransaction) localEnqueues.emit(opts.kind);
 }
 
 type JobRow = Selectable<Database['jobs']>;
@@ -85,10 +86,14 @@ type JobRow = Selectable<Database['jobs']>;
 export class JobQueue {
   private readonly db: Kysely<Database>;
   private readonly dialect: Dialect;
+  /** Outcomes of concurrent jobs share commits. */
+  private readonly writes: GroupCommit;
+  private readonly lastBurial = new Map<string, number>();
 
   constructor(store: Db) {
     this.db = store.kysely;
     this.dialect = store.dialect;
+    this.writes = new GroupCommit(store);
   }
 
   /** Enqueues outside any transaction (a job caused by no state change, e.g. a periodic one). */
@@ -100,7 +105,7 @@ export class JobQueue {
   async claim(workerId: string, opts: ClaimOptions): Promise<ClaimedJob[]> {
     const { kinds, limit, leaseMs } = opts;
     if (kinds.length === 0 || limit <= 0) return [];
-    await this.buryAbandoned(kinds);
+    await this.buryAbandoned(kinds, leaseMs);
     const now = nowUs();
     const lease = now + leaseMs * 1000;
     let rows: JobRow[];
@@ -196,7 +201,13 @@ export class JobQueue {
    * dead: running it again would exceed max_attempts, and a job that kills its worker every time
    * must not loop forever.
    */
-  private async buryAbandoned(kinds: readonly JobKind[]): Promise<void> {
+  private async buryAbandoned(kinds: readonly JobKind[], leaseMs: number): Promise<void> {
+    // Bookkeeping only (such a job is never claimed again either way), so not on every claim: at
+    // most once a second per set of kinds, or once per lease when leases are shorter.
+    const key = kinds.join(',');
+    const last = this.lastBurial.get(key) ?? 0;
+    if (Date.now() - last < Math.min(1000, leaseMs)) return;
+    this.lastBurial.set(key, Date.now());
     const now = nowUs();
     await this.db
       .updateTable('jobs')
@@ -235,14 +246,16 @@ export class JobQueue {
   }
 
   private async fenced(job: ClaimedJob, set: Updateable<Database['jobs']>): Promise<boolean> {
-    const r = await this.db
-      .updateTable('jobs')
-      .set(set)
-      .where('id', '=', job.id)
-      .where('state', '=', 'pending')
-      .where('locked_by', '=', job.lockedBy)
-      .where('attempts', '=', job.attempt)
-      .executeTakeFirst();
+    const r = await this.writes.statement((db) =>
+      db
+        .updateTable('jobs')
+        .set(set)
+        .where('id', '=', job.id)
+        .where('state', '=', 'pending')
+        .where('locked_by', '=', job.lockedBy)
+        .where('attempts', '=', job.attempt)
+        .executeTakeFirst(),
+    );
     return Number(r.numUpdatedRows) === 1;
   }
 

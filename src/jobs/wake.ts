@@ -10,7 +10,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 
-type Listener = () => void;
+type Listener = (kind: string) => void;
 
 /** Process-wide: an enqueue anywhere in the process wakes the workers of the process. */
 class LocalSignal {
@@ -19,14 +19,14 @@ class LocalSignal {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  emit(): void {
-    for (const l of this.listeners) l();
+  emit(kind: string): void {
+    for (const l of this.listeners) l(kind);
   }
 }
 
 export const localEnqueues = new LocalSignal();
 
-/** The NOTIFY channel; the payload names the schema, so nodes of other schemas ignore it. */
+/** The NOTIFY channel; the payload is `<schema> <kind>`: nodes of other schemas ignore it. */
 export const JOBS_CHANNEL = 'stowage_jobs';
 
 export interface JobListener {
@@ -37,7 +37,7 @@ export interface JobListener {
  * LISTENs on a dedicated PostgreSQL connection and calls `wake` for every notification of our
  * schema. A dropped connection is reopened with growing delays; meanwhile workers poll.
  */
-export function listenForJobs(url: string, schema: string | undefined, wake: () => void, log: Logger): JobListener {
+export function listenForJobs(url: string, schema: string | undefined, wake: (kind: string | null) => void, log: Logger): JobListener {
   let client: pg.Client | null = null;
   let closed = false;
   let retryMs = 500;
@@ -50,7 +50,8 @@ export function listenForJobs(url: string, schema: string | undefined, wake: () 
     client = c;
     let ours: string | null = null;
     c.on('notification', (msg) => {
-      if (msg.channel === JOBS_CHANNEL && msg.payload === ours) wake();
+      const [schemaOf, kind] = (msg.payload ?? '').split(' ', 2);
+      if (msg.channel === JOBS_CHANNEL && schemaOf === ours) wake(kind ?? null);
     });
     c.on('error', (err) => log.warn({ err }, 'job notification connection failed; polling until it is back'));
     c.on('end', () => {
@@ -63,7 +64,7 @@ export function listenForJobs(url: string, schema: string | undefined, wake: () 
       await c.query(`LISTEN ${JOBS_CHANNEL}`);
       retryMs = 500;
       // Jobs enqueued while we were not listening are due now.
-      wake();
+      wake(null);
     } catch (err) {
       log.warn({ err }, 'could not listen for job notifications; polling until it works');
       await c.end().catch(() => undefined);

@@ -75,6 +75,8 @@ export class Worker {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly shared: Lane;
   private groups: ClaimGroup[] | null = null;
+  /** Groups that may have due work: claimed at the next poll (every group at a timer poll). */
+  private readonly dirty = new Set<ClaimGroup>();
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
   private pollAgain = false;
@@ -94,6 +96,7 @@ export class Worker {
   register<K extends JobKind>(kind: K, handler: JobHandler<K>): void {
     this.handlers.set(kind, handler);
     this.groups = null;
+    this.dirty.clear();
   }
 
   registerAll(handlers: JobHandlers): void {
@@ -105,13 +108,20 @@ export class Worker {
 
   start(): void {
     this.started = true;
-    this.unsubscribe = localEnqueues.on(() => this.poke());
-    this.schedule(0);
+    this.unsubscribe = localEnqueues.on((kind) => this.poke(kind));
+    this.schedule(0, true);
   }
 
-  /** Asks for an immediate poll: work this process could run may be due. */
-  poke(): void {
+  /**
+   * Asks for an immediate poll: work of `kind` (any kind when absent or null) may be due. Only
+   * the claim group of that kind is claimed, so a finishing delivery does not query every kind.
+   */
+  poke(kind?: string | null): void {
     if (!this.started || this.stopping) return;
+    const groups = this.claimGroups();
+    const group = kind ? groups.find((g) => g.kinds.some((k) => k === kind)) : undefined;
+    if (kind && !group) return; // not a kind this node runs
+    for (const g of group ? [group] : groups) this.dirty.add(g);
     if (this.polling) {
       this.pollAgain = true; // one poll at a time; run another right after this one
       return;
@@ -129,27 +139,23 @@ export class Worker {
     await this.queue.releaseLeases(this.id).catch(() => undefined);
   }
 
-  private schedule(ms: number): void {
+  /** `everything`: the fallback poll, which looks at every group whether woken or not. */
+  private schedule(ms: number, everything = false): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
-      let claimed = 0;
-      this.polling = this.poll()
-        .then((n) => void (claimed = n))
-        .finally(() => {
-          this.polling = null;
-          if (this.stopping) return;
-          // A poll that found work may have left more due: look again while a slot is free.
-          // With every slot busy, the next job to finish pokes.
-          const again = this.pollAgain || (claimed > 0 && this.hasFreeSlot());
-          this.pollAgain = false;
-          this.schedule(again ? 0 : this.pollMs);
-        });
+      if (everything) for (const g of this.claimGroups()) this.dirty.add(g);
+      this.polling = this.poll().finally(() => {
+        this.polling = null;
+        if (this.stopping) return;
+        // A group whose claim found work may have more due: look again while its lane has a free
+        // slot. With every slot of a lane busy, the next of its jobs to finish pokes.
+        const again = this.pollAgain || [...this.dirty].some((g) => g.lane.running < g.lane.slots);
+        this.pollAgain = false;
+        if (again) this.schedule(0);
+        else this.schedule(this.pollMs, true);
+      });
     }, ms);
-  }
-
-  private hasFreeSlot(): boolean {
-    return this.claimGroups().some((g) => g.lane.running < g.lane.slots);
   }
 
   /** One claim per lane, lease and per-key limit. */
@@ -168,32 +174,32 @@ export class Worker {
     return this.groups;
   }
 
-  /** Claims as many jobs as the lanes have free slots and starts them; returns how many. */
-  private async poll(): Promise<number> {
-    let claimed = 0;
+  /** Claims, for each group that may have work, as many jobs as its lane has free slots. */
+  private async poll(): Promise<void> {
     for (const group of this.claimGroups()) {
       if (this.stopping) break;
+      if (!this.dirty.has(group)) continue;
       const free = group.lane.slots - group.lane.running;
-      if (free <= 0) continue;
+      if (free <= 0) continue; // stays dirty: a finishing job of the lane polls again
+      this.dirty.delete(group);
       let jobs: ClaimedJob[];
       try {
         jobs = await this.queue.claim(this.id, { kinds: group.kinds, limit: free, leaseMs: group.leaseMs, ...(group.perKeyLimit !== undefined ? { perKeyLimit: group.perKeyLimit } : {}) });
       } catch (err) {
         this.log.error({ err }, 'job claim failed');
-        return claimed;
+        return;
       }
-      claimed += jobs.length;
+      if (jobs.length > 0) this.dirty.add(group); // found work: more may be due
       group.lane.running += jobs.length;
-      for (const job of jobs) this.track(this.runOne(job, group));
+      for (const job of jobs) this.track(this.runOne(job, group), job.kind);
     }
-    return claimed;
   }
 
-  private track(p: Promise<void>): void {
+  private track(p: Promise<void>, kind: JobKind): void {
     this.inFlight.add(p);
     void p.finally(() => {
       this.inFlight.delete(p);
-      this.poke(); // a slot is free, and a per-key limit may have room again
+      this.poke(kind); // a slot is free, and a per-key limit may have room again
     });
   }
 

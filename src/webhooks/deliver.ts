@@ -15,11 +15,12 @@ import { performance } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
 import { isAppError } from '../core/errors.js';
 import { nowUs } from '../core/time.js';
+import { GroupCommit } from '../db/group-commit.js';
 import { backoffMs } from '../jobs/queue.js';
 import { JobGiveUpError, JobRetryLaterError, type JobHandler } from '../jobs/worker.js';
 import { OutboundClient } from '../net/outbound.js';
 import { TargetBreakers } from './breaker.js';
-import type { WebhookRepo } from './repo.js';
+import type { NewDelivery, WebhookRepo } from './repo.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
 const EXCERPT_BYTES = 1024;
@@ -50,6 +51,9 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
     userAgent: 'Stowage-Webhooks/0.7',
   });
   const retryInMs = (attempt: number) => backoffMs(attempt, cfg.webhookRetryBaseMs, cfg.webhookRetryMaxMs);
+  // Attempt records of concurrent deliveries share commits.
+  const writes = new GroupCommit(ctx.db);
+  const record = (d: NewDelivery) => writes.statement((db) => repo.recordDelivery(d, db));
   const breakers = new TargetBreakers({
     threshold: cfg.webhookBreakerFailures,
     coolDownMs: cfg.webhookBreakerCooldownMs,
@@ -76,7 +80,7 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
       if (!verdict.send) {
         const nextUs = nowUs() + verdict.retryInMs * 1000;
         const why = `${verdict.why}; not sent, next attempt after ${new Date(nextUs / 1000).toISOString()}`;
-        await repo.recordDelivery({ webhookId: sub.id, projectId: d.projectId, event: d.event, eventId: d.eventId, attempt: job.attempt, targetUrl: sub.targetUrl, startedUs: nowUs(), durationMs: 0, status: null, success: false, error: why, responseExcerpt: null });
+        await record({ webhookId: sub.id, projectId: d.projectId, event: d.event, eventId: d.eventId, attempt: job.attempt, targetUrl: sub.targetUrl, startedUs: nowUs(), durationMs: 0, status: null, success: false, error: why, responseExcerpt: null });
         if (nextUs > giveUpAtUs) throw new JobGiveUpError(`gave up after ${job.attempt} attempts: ${verdict.why}`);
         throw new JobRetryLaterError(verdict.why, verdict.retryInMs);
       }
@@ -88,7 +92,7 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
       const success = result.status !== null && result.status >= 200 && result.status < 300;
       // The target's health: it answered (a 4xx is an answer). A refusal by policy says nothing about it.
       if (!result.permanent) breakers.record(sub.targetUrl, result.status !== null && result.status < 500, result.error ?? `HTTP ${result.status}`);
-      await repo.recordDelivery({
+      await record({
         webhookId: sub.id,
         projectId: d.projectId,
         event: d.event,

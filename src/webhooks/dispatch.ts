@@ -6,6 +6,7 @@
  */
 import type { AppContext } from '../context.js';
 import { nowUs } from '../core/time.js';
+import { GroupCommit } from '../db/group-commit.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { enqueue } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
@@ -19,6 +20,8 @@ const DELIVERY_MAX_ATTEMPTS = 1000;
 export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
 export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'event.file'> {
+  // Fan-outs of concurrent events share commits (a burst of events is a burst of small writes).
+  const writes = new GroupCommit(ctx.db);
   return {
     // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
     // quick pick-up after a crash.
@@ -32,7 +35,7 @@ export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'e
         return;
       }
       const eventUs = job.createdUs || nowUs();
-      await ctx.db.transaction(async (trx) => {
+      await writes.run(async (trx) => {
         for (const subscription of subs) {
           const body = JSON.stringify(buildPayload({ event, subscription, projectPubKey: project.pubKey, file, bases: ctx.bases }));
           const delivery: WebhookDeliveryPayload = { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };

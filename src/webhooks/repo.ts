@@ -119,8 +119,8 @@ export class WebhookRepo {
     return Number(r.numDeletedRows);
   }
 
-  async recordDelivery(d: NewDelivery): Promise<void> {
-    await this.db
+  async recordDelivery(d: NewDelivery, db: DbOrTrx = this.db): Promise<void> {
+    await db
       .insertInto('webhook_deliveries')
       .values({
         webhook_id: d.webhookId,
