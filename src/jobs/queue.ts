@@ -242,11 +242,16 @@ export class JobQueue {
 
   /** Extends a running job's lease (heartbeat). False when the claim was lost. */
   async extend(job: ClaimedJob, leaseMs: number): Promise<boolean> {
-    return this.fenced(job, { lease_until_us: nowUs() + leaseMs * 1000 });
+    // Straight to the store, not through the group commit: a heartbeat must not queue behind outcomes.
+    return this.fenced(job, { lease_until_us: nowUs() + leaseMs * 1000 }, (write) => write(this.db));
   }
 
-  private async fenced(job: ClaimedJob, set: Updateable<Database['jobs']>): Promise<boolean> {
-    const r = await this.writes.statement((db) =>
+  private async fenced(
+    job: ClaimedJob,
+    set: Updateable<Database['jobs']>,
+    via: (write: (db: Kysely<Database>) => Promise<UpdateResult>) => Promise<UpdateResult> = (write) => this.writes.statement(write),
+  ): Promise<boolean> {
+    const r = await via((db) =>
       db
         .updateTable('jobs')
         .set(set)
