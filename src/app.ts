@@ -26,7 +26,7 @@ import { createFeatures } from './features.js';
 import type { Feature, RoutePlugin } from './feature.js';
 import { NodeHealth } from './http/common/health.js';
 import { applyRequestTimeouts, requestTimeoutsFor } from './http/common/timeouts.js';
-import { closeRedis, connectRedis } from './throttle/redis-client.js';
+import { closeRedis, openRedis, waitForRedis } from './net/redis.js';
 
 export interface RunningApp {
   ctx: AppContext;
@@ -54,8 +54,9 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const files = new FileService(db, blobs);
   const queue = new JobQueue(db);
   const worker = new Worker(queue, log, config.jobPollMs, 8);
-  const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, queue, worker };
-  await connectRedis(ctx);
+  const redis = openRedis(config.redisUrl, log);
+  const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, redis, queue, worker };
+  await waitForRedis(redis, log);
   const features = await createFeatures(ctx);
   const maintenance = queueMaintenance(queue);
   for (const jobs of [maintenance.jobs, ...features.map((f) => f.jobs ?? {})]) worker.registerAll(jobs);
@@ -115,7 +116,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
       const stopped = await Promise.race([worker.stop().then(() => true), delay(Math.max(0, deadline - Date.now())).then(() => false)]);
       if (!stopped) await queue.releaseLeases(worker.id).catch(() => undefined);
       await db.close();
-      await closeRedis(ctx);
+      await closeRedis(redis);
       blobs.close?.();
     },
   };

@@ -1,4 +1,5 @@
 /** Everything a surface needs, built once by app.ts and passed to each HTTP plugin. */
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
@@ -18,6 +19,8 @@ export interface AppContext {
   blobs: BlobStore;
   projects: ProjectService;
   files: FileService;
+  /** The node's Redis connection (net/redis.ts), or null when none is configured. */
+  redis: Redis | null;
   queue: JobQueue;
   worker: Worker;
 }

@@ -17,7 +17,6 @@ import { SingleFlight, WorkQueue } from './work-queue.js';
 import { assertRenderable, type StoredFileRenderer } from './render-file.js';
 import { SharedResults } from '../blobs/shared-results.js';
 import { deploymentPrefix } from '../throttle/redis.js';
-import { redisClient } from '../throttle/redis-client.js';
 
 interface Produced { meta: ResultMeta; body: Buffer; remote?: boolean }
 
@@ -39,7 +38,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
   const queue = new WorkQueue(cfg.cdnProcessConcurrency || 2 * cpus, cfg.cdnProcessQueue);
   const flights = new SingleFlight<Produced>();
   // Object storage: results shared by all nodes, one render per key across nodes (src/blobs/shared-results.ts).
-  const shared = ctx.blobs.localPath ? null : new SharedResults<ResultMeta>(ctx.blobs, redisClient(ctx), deploymentPrefix(ctx), ctx.log);
+  const shared = ctx.blobs.localPath ? null : new SharedResults<ResultMeta>(ctx.blobs, ctx.redis, deploymentPrefix(ctx), ctx.log);
 
   const produce = async (file: FileRecord, plan: Plan, accept: string | undefined): Promise<Produced> => {
     const r = await renderer.render(file, plan, { accept });

@@ -9,7 +9,6 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AppContext } from '../context.js';
 import { createLimiter, type BucketOptions, type Decision, type RateLimiter } from './limiter.js';
-import { redisClient } from './redis-client.js';
 
 const SCRIPT = `
 local t = redis.call('TIME')
@@ -55,7 +54,7 @@ export class RedisTokenBucketLimiter implements RateLimiter {
 
 /** The limiter a node uses: Redis-backed when STOWAGE_REDIS_URL is set, in-process otherwise. */
 export function nodeLimiter(ctx: AppContext, name: string, opts: Pick<BucketOptions, 'perSec' | 'burst'>): RateLimiter {
-  const redis = redisClient(ctx);
+  const redis = ctx.redis;
   if (!redis || opts.perSec <= 0) return createLimiter(opts);
   return new RedisTokenBucketLimiter(redis, opts, `${deploymentPrefix(ctx)}rl:${name}:`, ctx.log);
 }
