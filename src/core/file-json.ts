@@ -1,5 +1,8 @@
-/** Wire shapes of a file: the REST v0.7 file object and the Upload API's file info object. */
-import type { FileRecord } from './file-record.js';
+/**
+ * Wire shapes of a file, shared by REST, Upload and webhooks: the REST v0.7 file object and the
+ * Upload API's file info object. Field order is the wire order (clients diff responses).
+ */
+import type { AppdataEntry, ContentInfo, FileRecord, ImageInfo, VideoInfo } from './file-record.js';
 import { formatUs, formatUsOrNull } from './time.js';
 
 export interface UrlBases {
@@ -8,9 +11,57 @@ export interface UrlBases {
   cdn: string;
 }
 
-/** REST API v0.7 file object, field for field (spec table + wire-reference §2.3). */
-export function restFileJson(f: FileRecord, bases: UrlBases, opts: { includeAppdata?: boolean } = {}): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+/** REST API v0.7 file object (spec table + wire-reference §2.3). */
+export interface RestFileJson {
+  datetime_removed: string | null;
+  datetime_stored: string | null;
+  datetime_uploaded: string;
+  is_image: boolean;
+  is_ready: boolean;
+  mime_type: string;
+  original_file_url: string | null;
+  original_filename: string;
+  size: number;
+  url: string;
+  uuid: string;
+  variations: null;
+  content_info: ContentInfo | null;
+  metadata: Record<string, string>;
+  /** Only with `?include=appdata` and in webhook payloads. */
+  appdata?: Record<string, AppdataEntry>;
+}
+
+/** The Upload API's `video_info`: the first audio and video streams only. */
+export interface UploadVideoInfoJson {
+  duration: number;
+  format: string;
+  bitrate: number;
+  audio: VideoInfo['audio'][number] | null;
+  video: VideoInfo['video'][number] | null;
+}
+
+/** Upload API "fileUploadInfo" (wire-reference §1.3). */
+export interface UploadInfoJson {
+  size: number;
+  total: number;
+  done: number;
+  uuid: string;
+  file_id: string;
+  original_filename: string;
+  is_image: boolean;
+  is_stored: boolean;
+  image_info: ImageInfo | null;
+  video_info: UploadVideoInfoJson | null;
+  content_info: ContentInfo | null;
+  is_ready: boolean;
+  filename: string;
+  mime_type: string;
+  metadata: Record<string, string>;
+  s3_bucket: null;
+}
+
+export function restFileJson(f: FileRecord, bases: UrlBases, opts: { includeAppdata?: boolean } = {}): RestFileJson {
+  const out: RestFileJson = {
     datetime_removed: formatUsOrNull(f.removedUs),
     datetime_stored: formatUsOrNull(f.storedUs),
     datetime_uploaded: formatUs(f.uploadedUs),
@@ -26,12 +77,12 @@ export function restFileJson(f: FileRecord, bases: UrlBases, opts: { includeAppd
     content_info: f.contentInfo,
     metadata: f.metadata,
   };
-  if (opts.includeAppdata) out['appdata'] = f.appdata;
+  if (opts.includeAppdata) out.appdata = f.appdata;
   return out;
 }
 
-/** Upload API "fileUploadInfo" (wire-reference §1.3): a different shape from the REST object. */
-export function uploadInfoJson(f: FileRecord): Record<string, unknown> {
+/** A different shape from the REST object, for the same file. */
+export function uploadInfoJson(f: FileRecord): UploadInfoJson {
   const image = f.contentInfo?.image ?? null;
   const video = f.contentInfo?.video ?? null;
   return {

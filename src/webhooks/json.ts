@@ -3,7 +3,36 @@ import { formatUs } from '../core/time.js';
 import type { DeliveryRecord, Subscription } from './repo.js';
 
 /** Exactly the fields and order of the management API's subscription object. */
-export function subscriptionJson(s: Subscription): Record<string, unknown> {
+export interface SubscriptionJson {
+  id: number;
+  created: string;
+  updated: string;
+  event: string;
+  target_url: string;
+  project: number;
+  is_active: boolean;
+  signing_secret: string | null;
+  version: string;
+}
+
+/** REST extension: one delivery attempt, so a user can see why a hook failed. */
+export interface DeliveryJson {
+  id: number;
+  webhook: number;
+  event: string;
+  event_id: number;
+  attempt: number;
+  target_url: string;
+  started: string;
+  duration_ms: number;
+  /** The target's HTTP status; null when no answer came. */
+  status: number | null;
+  success: boolean;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
+export function subscriptionJson(s: Subscription): SubscriptionJson {
   return {
     id: s.id,
     created: formatUs(s.createdUs),
@@ -17,8 +46,7 @@ export function subscriptionJson(s: Subscription): Record<string, unknown> {
   };
 }
 
-/** REST extension: one delivery attempt, so a user can see why a hook failed. */
-export function deliveryJson(d: DeliveryRecord): Record<string, unknown> {
+export function deliveryJson(d: DeliveryRecord): DeliveryJson {
   return {
     id: d.id,
     webhook: d.webhookId,

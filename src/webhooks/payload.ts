@@ -3,10 +3,10 @@
  * file object (with appdata) and the upload-info fields the spec's table names, so readers of
  * either shape work. `hook` never carries the signing secret.
  */
-import type { FileEvent } from '../core/events.js';
-import type { FileRecord } from '../core/file-record.js';
+import type { FileEvent, Initiator } from '../core/events.js';
+import type { FileRecord, ImageInfo } from '../core/file-record.js';
 import { formatUs } from '../core/time.js';
-import { restFileJson, type UrlBases } from '../core/file-json.js';
+import { restFileJson, type RestFileJson, type UrlBases } from '../core/file-json.js';
 import type { Subscription } from './repo.js';
 
 export interface PayloadInput {
@@ -17,8 +17,40 @@ export interface PayloadInput {
   bases: UrlBases;
 }
 
-export function buildPayload({ event, subscription: s, projectPubKey, file, bases }: PayloadInput): Record<string, unknown> {
-  const payload: Record<string, unknown> = {
+/** `hook`: the subscription as the notification describes it (never its signing secret). */
+export interface WebhookHookJson {
+  id: number;
+  project_id: number;
+  project_pub_key: string;
+  target: string;
+  event: string;
+  is_active: boolean;
+  version: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `data`: the REST file object with appdata, plus the upload-info fields the spec's table names. */
+export interface WebhookFileJson extends RestFileJson {
+  file_id: string;
+  filename: string;
+  is_stored: boolean;
+  total: number;
+  done: number;
+  image_info: ImageInfo | null;
+}
+
+export interface WebhookPayloadJson {
+  initiator: Initiator;
+  hook: WebhookHookJson;
+  data: WebhookFileJson;
+  file: string;
+  /** file.info_updated only. */
+  previous_values?: NonNullable<FileEvent['previousValues']>;
+}
+
+export function buildPayload({ event, subscription: s, projectPubKey, file, bases }: PayloadInput): WebhookPayloadJson {
+  const payload: WebhookPayloadJson = {
     initiator: event.initiator,
     hook: {
       id: s.id,
@@ -43,6 +75,6 @@ export function buildPayload({ event, subscription: s, projectPubKey, file, base
     // The file's CDN address even after removal: it identifies the file the event is about.
     file: `${bases.cdn}/${file.uuid}/${file.filename}`,
   };
-  if (event.event === 'file.info_updated') payload['previous_values'] = event.previousValues ?? {};
+  if (event.event === 'file.info_updated') payload.previous_values = event.previousValues ?? {};
   return payload;
 }
