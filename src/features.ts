@@ -5,6 +5,7 @@
  */
 import type { AppContext } from './context.js';
 import type { Feature } from './feature.js';
+import { copiesFeature } from './copies/feature.js';
 import { deliveryFeature } from './delivery/feature.js';
 import { filesFeature } from './files/feature.js';
 import { groupsFeature } from './groups/feature.js';
@@ -17,7 +18,8 @@ export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
   return [
     filesFeature(ctx),
     delivery,
-    groupsFeature(ctx, { deliver: delivery.deliver, render: delivery.render }),
+    groupsFeature(ctx, { deliver: delivery.deliver }),
+    copiesFeature(ctx, { render: delivery.render }),
     uploadsFeature(ctx),
     webhooksFeature(ctx),
   ];

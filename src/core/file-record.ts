@@ -36,6 +36,11 @@ export interface AppdataEntry {
 /** Whether an upload is stored: explicitly, or as the project's autostore setting says. */
 export type StoreChoice = boolean | 'auto';
 
+/** Where a file's bytes live in the blob store: fixed by its uuid, so every writer agrees. */
+export function fileBlobKey(uuid: string): string {
+  return `files/${uuid.slice(0, 2)}/${uuid}`;
+}
+
 export interface FileRecord {
   uuid: string;
   projectId: number;

@@ -12,7 +12,7 @@ import { enqueue } from '../jobs/queue.js';
 import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
 import { recordEvent, systemInitiator, type Initiator } from '../core/events.js';
-import { cleanOriginalFilename, sanitizeFilename, type FileRecord, type StoreChoice } from '../core/file-record.js';
+import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid, parseUuid } from '../core/ids.js';
 import { validateKeyCount, validateMetadataKey, validateMetadataValue } from '../core/metadata.js';
@@ -64,10 +64,6 @@ export class FileService {
     for (const listener of this.removedListeners) listener(uuid);
   }
 
-  static blobKey(uuid: string): string {
-    return `files/${uuid.slice(0, 2)}/${uuid}`;
-  }
-
   /** Streams bytes in, makes them durable, inspects them, then commits the row (in that order). */
   async ingest(project: ProjectRow, source: Readable, opts: IngestOptions): Promise<FileRecord> {
     const staged = await this.stage(source, opts.maxBytes, opts.onTooLarge);
@@ -80,7 +76,7 @@ export class FileService {
    */
   async stage(source: Readable, maxBytes: number, onTooLarge: () => Error): Promise<StagedBlob> {
     const uuid = newUuid();
-    const blobKey = FileService.blobKey(uuid);
+    const blobKey = fileBlobKey(uuid);
     const { size, md5 } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge });
     return { uuid, blobKey, size, md5 };
   }

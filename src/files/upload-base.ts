@@ -16,7 +16,7 @@ import { apiInitiator } from '../core/events.js';
 import type { StagedBlob } from './service.js';
 import { isAppError } from '../core/errors.js';
 import { authorizeUpload } from '../http/upload/credentials.js';
-import { uploadError } from '../http/upload/errors.js';
+import { fileTooLarge, mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
 import { sendJson } from '../http/common/json.js';
 import { checkNoNulls, firstOf, metadataFields, publicKeyFields, queryParams, requireProject, sdkHeaderKey, storeChoice, type Params } from '../http/upload/params.js';
@@ -30,8 +30,6 @@ interface StagedPart {
   staged: StagedBlob;
 }
 
-
-const tooLarge = () => uploadError(400, 'FileSizeLimitExceededError', 'File is too large.');
 
 export function baseRoute(ctx: AppContext) {
   const budget = new AnonymousStagingBudget(ctx.config.anonymousStagingPerIpBytes, ctx.config.anonymousStagingTotalBytes);
@@ -110,35 +108,11 @@ async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, o
     const file = part as MultipartFile;
     if (out.length >= MAX_FILES_PER_REQUEST) throw uploadError(400, 'RequestFileNumberLimitExceededError', 'The request contains too many files.');
     const metered = pipeline(file.file, staging.meter(() => anonymousBytesRefused(ctx)), () => undefined);
-    const staged = await ctx.files.stage(metered, ctx.config.maxUploadBytes, tooLarge);
+    const staged = await ctx.files.stage(metered, ctx.config.maxUploadBytes, fileTooLarge);
     if (file.file.truncated) {
       await ctx.files.discard([staged]);
-      throw tooLarge();
+      throw fileTooLarge();
     }
     out.push({ field: file.fieldname, filename: file.filename || undefined, declaredType: file.mimetype, staged });
-  }
-}
-
-/** @fastify/multipart and busboy errors mapped to the wire's codes. */
-export function mapMultipartError(err: unknown): unknown {
-  if (isAppError(err)) return err;
-  const code = (err as { code?: string }).code;
-  switch (code) {
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return tooLarge();
-    case 'FST_FILES_LIMIT':
-      return uploadError(400, 'RequestFileNumberLimitExceededError', 'The request contains too many files.');
-    case 'FST_FIELDS_LIMIT':
-    case 'FST_PARTS_LIMIT':
-      return uploadError(400, 'RequestFiledsNumberLimitExceededError', 'The request contains too many HTTP POST fields.');
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-    case 'FST_PROTO_VIOLATION':
-      return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
-    default:
-      // busboy refuses a boundary longer than its search needle (about 254 characters) at construction.
-      if (err instanceof Error && /unexpected end|terminated early|malformed part header|boundary not found|multipart|needle cannot have a length/i.test(err.message)) {
-        return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
-      }
-      return err;
   }
 }

@@ -10,9 +10,8 @@ import { parseFileRef, type FileRef } from '../http/cdn/file-ref.js';
 import { uploadGroupJson } from './json.js';
 import { MAX_GROUP_FILES, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
-import { mapMultipartError } from '../files/upload-base.js';
 import { authorizeUpload } from '../http/upload/credentials.js';
-import { uploadError } from '../http/upload/errors.js';
+import { mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { checkNoNulls, requireProject, type Params } from '../http/upload/params.js';
 
 type Pairs = Array<[string, string]>;

@@ -4,9 +4,8 @@
  * Multipart bodies here carry fields only; a file part is refused rather than buffered.
  */
 import type { FastifyRequest } from 'fastify';
-import { uploadError } from '../http/upload/errors.js';
+import { mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { checkNoNulls, queryParams, type Params } from '../http/upload/params.js';
-import { mapMultipartError } from '../files/upload-base.js';
 
 export async function requestParams(req: FastifyRequest): Promise<Params> {
   const params = queryParams(req.query);

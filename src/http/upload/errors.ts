@@ -4,11 +4,13 @@
  * official SDK's browser transport cannot read non-200 bodies.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
+import { AppError, isAppError } from '../../core/errors.js';
 import { sendJson } from '../common/json.js';
 
 export const uploadError = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   new AppError(status, code, message, headers);
+
+export const fileTooLarge = () => uploadError(400, 'FileSizeLimitExceededError', 'File is too large.');
 
 export function wantsJsonErrors(req: FastifyRequest): boolean {
   const q = req.query as Record<string, unknown> | undefined;
@@ -22,4 +24,28 @@ export function renderUploadError(req: FastifyRequest, reply: FastifyReply, err:
     return sendJson(reply, 200, { error: { status_code: err.status, content: err.message, error_code: err.code } });
   }
   return reply.code(err.status).header('content-type', 'text/plain; charset=utf-8').send(err.message);
+}
+
+/** @fastify/multipart and busboy errors mapped to the wire's codes. */
+export function mapMultipartError(err: unknown): unknown {
+  if (isAppError(err)) return err;
+  const code = (err as { code?: string }).code;
+  switch (code) {
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return fileTooLarge();
+    case 'FST_FILES_LIMIT':
+      return uploadError(400, 'RequestFileNumberLimitExceededError', 'The request contains too many files.');
+    case 'FST_FIELDS_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return uploadError(400, 'RequestFiledsNumberLimitExceededError', 'The request contains too many HTTP POST fields.');
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+    case 'FST_PROTO_VIOLATION':
+      return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
+    default:
+      // busboy refuses a boundary longer than its search needle (about 254 characters) at construction.
+      if (err instanceof Error && /unexpected end|terminated early|malformed part header|boundary not found|multipart|needle cannot have a length/i.test(err.message)) {
+        return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
+      }
+      return err;
+  }
 }

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
 import { apiInitiator } from '../../core/events.js';
-import { FileService } from '../../files/service.js';
+import { fileBlobKey } from '../../core/file-record.js';
 import type { ClaimedJob } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { downloadErrors } from '../../net/errors.js';
@@ -41,7 +41,7 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
   try {
     await tasks.progress(token, 0, null);
     const res = await client.download(task.source_url, { maxBytes, timeoutMs: ctx.config.fromUrlTimeoutMs });
-    const blobKey = FileService.blobKey(opts.fileUuid);
+    const blobKey = fileBlobKey(opts.fileUuid);
     const put = await ctx.blobs.put(blobKey, counted(res, (done) => tasks.progress(token, done, res.contentLength)), {
       maxBytes,
       onTooLarge: () => downloadErrors.tooBig(maxBytes + 1, maxBytes),

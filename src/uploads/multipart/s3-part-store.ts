@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobStore, PresignedMultipart, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
-import { FileService } from '../../files/service.js';
+import { fileBlobKey } from '../../core/file-record.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
 
 export class S3PartStore implements MultipartStore {
@@ -33,7 +33,7 @@ export class S3PartStore implements MultipartStore {
   }
 
   async partUrls(t: PartTarget, expiresAtS: number): Promise<string[]> {
-    const key = FileService.blobKey(t.uuid);
+    const key = fileBlobKey(t.uuid);
     const id = await this.mp.create(key, 'application/octet-stream');
     await this.blobs.put(S3PartStore.idKey(t.uuid), Readable.from([Buffer.from(id)]), { maxBytes: 4096, onTooLarge: () => new Error('upload id too long') });
     const ttl = expiresAtS - Math.floor(Date.now() / 1000);
@@ -54,7 +54,7 @@ export class S3PartStore implements MultipartStore {
     const id = await this.uploadId(t.uuid);
     const sizes: Array<number | null> = Array.from({ length: t.parts }, () => null);
     if (!id) return sizes;
-    for (const p of await this.mp.listParts(FileService.blobKey(t.uuid), id)) {
+    for (const p of await this.mp.listParts(fileBlobKey(t.uuid), id)) {
       if (p.partNumber >= 1 && p.partNumber <= t.parts) sizes[p.partNumber - 1] = p.size;
     }
     return sizes;
@@ -65,7 +65,7 @@ export class S3PartStore implements MultipartStore {
    * object once for its MD5 (the CDN's strong ETag; S3's multipart ETag is not an MD5).
    */
   async assemble(t: PartTarget, destKey: string, expectedBytes: number, onTooLarge: () => Error): Promise<PutResult> {
-    if (destKey !== FileService.blobKey(t.uuid)) throw new Error('S3 multipart completes into the key chosen at start');
+    if (destKey !== fileBlobKey(t.uuid)) throw new Error('S3 multipart completes into the key chosen at start');
     const id = await this.uploadId(t.uuid);
     if (!id) throw new BlobNotFound(destKey);
     const parts = (await this.mp.listParts(destKey, id)).filter((p) => p.partNumber <= t.parts);
@@ -85,7 +85,7 @@ export class S3PartStore implements MultipartStore {
 
   async removeParts(t: PartTarget): Promise<void> {
     const id = await this.uploadId(t.uuid);
-    if (id) await this.mp.abort(FileService.blobKey(t.uuid), id);
+    if (id) await this.mp.abort(fileBlobKey(t.uuid), id);
     await this.blobs.delete(S3PartStore.idKey(t.uuid));
   }
 }

@@ -8,8 +8,7 @@ import crypto from 'node:crypto';
 import type { PutResult } from '../../blobs/store.js';
 import type { AppContext } from '../../context.js';
 import { apiInitiator } from '../../core/events.js';
-import { FileService } from '../../files/service.js';
-import type { FileRecord, StoreChoice } from '../../core/file-record.js';
+import { fileBlobKey, type FileRecord, type StoreChoice } from '../../core/file-record.js';
 import type { ProjectRow } from '../../core/projects.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
@@ -108,7 +107,7 @@ export class MultipartService {
 
   private async assembleAndCommit(project: ProjectRow, row: MultipartRow, target: PartTarget, claim: CompletionClaim, requestId: string): Promise<FileRecord> {
     const size = Number(row.size);
-    const blobKey = FileService.blobKey(row.uuid);
+    const blobKey = fileBlobKey(row.uuid);
     const put = (claim.tookOver ? await this.assembledBefore(blobKey, size) : null) ?? (await this.assemble(row, target, blobKey, size));
     // Never commit (nor, on failure, discard the bytes) after another completion took over.
     await claim.ensureHeld();
