@@ -4,15 +4,16 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { OPERATOR_BOOLEANS, parseBoolean } from './core/booleans.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z
   .union([z.boolean(), z.string()])
   .transform((v, ctx) => {
-    if (typeof v === 'boolean') return v;
-    const s = v.trim().toLowerCase();
-    if (['1', 'true', 'yes', 'on'].includes(s)) return true;
-    if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
+    const s = typeof v === 'string' ? v.trim() : v;
+    // An empty variable (FOO=) means off.
+    const b = s === '' ? false : parseBoolean(s, OPERATOR_BOOLEANS);
+    if (b !== undefined) return b;
     ctx.addIssue({ code: 'custom', message: `expected a boolean, got "${v}"` });
     return z.NEVER;
   });

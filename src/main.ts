@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, openStores, startApp } from './app.js';
+import { OPERATOR_BOOLEANS, parseBoolean } from './core/booleans.js';
 import { isAppError } from './core/errors.js';
 import { registerStorageCommands } from './cli/storage.js';
 
@@ -46,8 +47,8 @@ async function withStores<T>(opts: Record<string, unknown>, fn: (stores: Awaited
 }
 
 const onOff = (v: string): boolean => {
-  if (['on', 'true', '1', 'yes'].includes(v)) return true;
-  if (['off', 'false', '0', 'no'].includes(v)) return false;
+  const b = parseBoolean(v, OPERATOR_BOOLEANS);
+  if (b !== undefined) return b;
   throw new Error(`expected on or off, got "${v}"`);
 };
 

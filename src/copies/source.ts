@@ -3,6 +3,7 @@
  * Resolved to a live file of the project plus a parsed plan (null when no operation changes bytes).
  */
 import type { AppContext } from '../context.js';
+import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
 import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import { parseFileRef } from '../http/cdn/file-ref.js';
@@ -41,7 +42,7 @@ export function checkCopySize(ctx: AppContext, src: CopySource): void {
 /** `true`/`false` as JSON booleans or strings (JS and py send booleans, the docs strings). */
 export function boolField(value: unknown, name: string, def: boolean): boolean {
   if (value === undefined || value === null) return def;
-  if (value === true || value === 'true' || value === 'True' || value === '1' || value === 1) return true;
-  if (value === false || value === 'false' || value === 'False' || value === '0' || value === 0) return false;
+  const b = parseBoolean(value, REST_API_BOOLEANS);
+  if (b !== undefined) return b;
   throw bad(`\`${name}\` parameter should be \`true\` or \`false\`.`);
 }

@@ -32,11 +32,3 @@ export async function requestParams(req: FastifyRequest): Promise<Params> {
   checkNoNulls(params);
   return params;
 }
-
-/** `1`/`true` vs `0`/`false`; anything else is the default. */
-export function flag(v: string | undefined, dflt: boolean): boolean {
-  if (v === undefined || v === '') return dflt;
-  if (['1', 'true', 'True', 'yes'].includes(v)) return true;
-  if (['0', 'false', 'False', 'no'].includes(v)) return false;
-  return dflt;
-}

@@ -3,13 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { isAppError } from '../core/errors.js';
 import type { OutboundClient } from '../net/outbound.js';
-import { flag, requestParams } from './request-params.js';
+import { requestParams } from './request-params.js';
 import type { FromUrlTasks, TaskRow } from './from-url/tasks.js';
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson } from '../core/file-json.js';
 import { authorizeUpload } from '../http/upload/credentials.js';
 import { uploadError } from '../http/upload/errors.js';
-import { metadataFields, queryParams, requireProject, storeChoice } from '../http/upload/params.js';
+import { flagParam, metadataFields, queryParams, requireProject, storeChoice } from '../http/upload/params.js';
 
 const MAX_URL_CHARS = 8192;
 
@@ -23,8 +23,8 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
       if (sourceUrl.length > MAX_URL_CHARS) throw uploadError(400, 'URLParsingFailedError', 'Failed to parse URL.');
       const store = storeChoice(ctx, params);
       const metadata = metadataFields(params);
-      const checkDuplicates = flag(params.get('check_URL_duplicates'), false);
-      const saveDuplicates = flag(params.get('save_URL_duplicates'), checkDuplicates);
+      const checkDuplicates = flagParam(params, 'check_URL_duplicates', false);
+      const saveDuplicates = flagParam(params, 'save_URL_duplicates', checkDuplicates);
       // Syntax, DNS and address checks answer synchronously; download failures go to the status.
       await client.checkUrl(sourceUrl);
       const spend = await authorizeUpload(ctx, req, found, params, '/from_url/');

@@ -3,6 +3,7 @@
  * DRF style, `{"field": ["message"]}`, all fields at once; a missing required field answers the
  * documented `` `target_url` is missing.`` detail (wire-reference §2.2, §2.10).
  */
+import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
 import { FILE_EVENTS } from '../core/events.js';
 import type { SubscriptionPatch } from './repo.js';
 
@@ -14,9 +15,6 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; body: Record<strin
 
 /** C0 controls and DEL: PostgreSQL text refuses NUL outright, and none belongs in a URL or a secret. */
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
-
-const TRUE = new Set(['1', 'true', 'True']);
-const FALSE = new Set(['0', 'false', 'False']);
 
 /** Create: target_url and event required; is_active defaults to true, version to 0.7. */
 export function parseCreate(input: Record<string, unknown>): Parsed<Required<Pick<SubscriptionPatch, 'targetUrl' | 'event' | 'isActive' | 'version'>> & { signingSecret: string | null }> {
@@ -58,8 +56,8 @@ function parseFields(input: Record<string, unknown>): Parsed<SubscriptionPatch> 
     else errors['event'] = [`"${String(e)}" is not a valid choice.`];
   }
   if (raw('is_active') !== undefined) {
-    const b = bool(raw('is_active'));
-    if (b === null) errors['is_active'] = ['Must be a valid boolean.'];
+    const b = parseBoolean(raw('is_active'), REST_API_BOOLEANS);
+    if (b === undefined) errors['is_active'] = ['Must be a valid boolean.'];
     else out.isActive = b;
   }
   if (raw('signing_secret') !== undefined) {
@@ -95,15 +93,4 @@ function targetUrl(v: unknown): string | string[] {
   }
   if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname || /\s/.test(v)) return ['Enter a valid URL.'];
   return v;
-}
-
-/** The spec's accepted spellings, plus real JSON booleans and 0/1 numbers. */
-function bool(v: unknown): boolean | null {
-  if (typeof v === 'boolean') return v;
-  if (v === 1 || v === 0) return v === 1;
-  if (typeof v === 'string') {
-    if (TRUE.has(v)) return true;
-    if (FALSE.has(v)) return false;
-  }
-  return null;
 }

@@ -1,5 +1,6 @@
 /** Strict parsing of REST query parameters: a bad value is a 400 naming the parameter. */
 import { AppError } from '../../core/errors.js';
+import { parseBoolean, REST_API_BOOLEANS } from '../../core/booleans.js';
 import { parseDateToUs } from '../../core/time.js';
 
 export type Query = Record<string, string | undefined>;
@@ -15,9 +16,8 @@ export function queryOf(raw: unknown): Query {
 export function boolParam(q: Query, name: string): boolean | null {
   const v = q[name];
   if (v === undefined || v === '') return null;
-  const s = v.toLowerCase();
-  if (s === 'true' || s === '1') return true;
-  if (s === 'false' || s === '0') return false;
+  const b = parseBoolean(v, REST_API_BOOLEANS);
+  if (b !== undefined) return b;
   throw bad(`\`${name}\` must be true or false.`);
 }
 

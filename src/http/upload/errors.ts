@@ -4,6 +4,7 @@
  * official SDK's browser transport cannot read non-200 bodies.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseBoolean, UPLOAD_API_BOOLEANS } from '../../core/booleans.js';
 import { AppError, isAppError } from '../../core/errors.js';
 import { sendJson } from '../common/json.js';
 
@@ -14,8 +15,7 @@ export const fileTooLarge = () => uploadError(400, 'FileSizeLimitExceededError',
 
 export function wantsJsonErrors(req: FastifyRequest): boolean {
   const q = req.query as Record<string, unknown> | undefined;
-  const v = q?.['jsonerrors'];
-  return v === '1' || v === 'true' || v === 'True';
+  return parseBoolean(q?.['jsonerrors'], UPLOAD_API_BOOLEANS) === true;
 }
 
 export function renderUploadError(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {

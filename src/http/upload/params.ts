@@ -5,6 +5,7 @@
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../core/projects.js';
 import type { StoreChoice } from '../../core/file-record.js';
+import { parseBoolean, UPLOAD_API_BOOLEANS } from '../../core/booleans.js';
 import { validateMetadata } from '../../core/metadata.js';
 import { uploadError } from './errors.js';
 
@@ -54,8 +55,8 @@ export function sdkHeaderKey(headers: Record<string, string | string[] | undefin
 export function storeChoice(ctx: AppContext, params: Params): StoreChoice {
   const v = firstOf(params, storeNames(ctx.config.sdkAliases));
   if (v === undefined || v === '' || v === 'auto') return 'auto';
-  if (v === '1' || v === 'true' || v === 'True') return true;
-  if (v === '0' || v === 'false' || v === 'False') return false;
+  const b = parseBoolean(v, UPLOAD_API_BOOLEANS);
+  if (b !== undefined) return b;
   throw uploadError(400, 'UploadViewsError', 'store should be 0, 1 or auto.');
 }
 
@@ -67,6 +68,11 @@ export function metadataFields(params: Params): Record<string, string> {
     if (m) entries.push([m[1] ?? '', v]);
   }
   return validateMetadata(entries);
+}
+
+/** An Upload API flag: the API's boolean spellings; anything else (or nothing) is the default. */
+export function flagParam(params: Params, name: string, dflt: boolean): boolean {
+  return parseBoolean(params.get(name), UPLOAD_API_BOOLEANS) ?? dflt;
 }
 
 export function queryParams(query: unknown): Params {
