@@ -32,11 +32,19 @@ export function signRestRequest(secret: string, parts: { method: string; body: B
   return crypto.createHmac('sha1', secret).update(message).digest('hex');
 }
 
+const AUTHORIZATION = /^(\S+)\s+([^:\s]+):(\S+)$/;
+
+/** The public key an Authorization header names, if it has the `<scheme> <pub>:<credential>` form. */
+export function restAuthPubKey(headers: RestAuthRequest['headers']): string | null {
+  const m = AUTHORIZATION.exec(single(headers['authorization'])?.trim() ?? '');
+  return m?.[2] ?? null;
+}
+
 /** Resolves to the project id, or throws the spec's 400/401 with its exact detail text. */
 export async function verifyRestAuth(req: RestAuthRequest, lookup: KeyLookup, opts: { aliases: boolean; nowMs?: number }): Promise<number> {
   const header = single(req.headers['authorization']);
   if (!header) throw unauthorized('Authentication credentials were not provided.');
-  const m = /^(\S+)\s+([^:\s]+):(\S+)$/.exec(header.trim());
+  const m = AUTHORIZATION.exec(header.trim());
   if (!m) throw unauthorized(INCORRECT);
   const [, scheme = '', pubKey = '', credential = ''] = m;
   const kind = schemeKind(scheme, opts.aliases);

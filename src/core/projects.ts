@@ -48,11 +48,6 @@ export class ProjectService {
     return entry;
   }
 
-  /** Drops a cached entry so the next lookup reads the keys afresh. */
-  forget(pubKey: string): void {
-    this.cache.delete(pubKey);
-  }
-
   /**
    * Runs a credential check against the cached keys and, if it fails, once more against keys read
    * afresh: a key added a moment ago (possibly on another node) must work at once. Revocations

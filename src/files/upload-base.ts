@@ -14,13 +14,12 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { AppContext } from '../context.js';
 import { apiInitiator } from '../core/events.js';
 import type { StagedBlob } from './service.js';
-import { isAppError } from '../core/errors.js';
-import { authorizeUpload } from '../http/upload/credentials.js';
 import { fileTooLarge, mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
 import { sendJson } from '../http/common/json.js';
 import { checkNoNulls, firstOf, metadataFields, publicKeyFields, queryParams, requireProject, sdkHeaderKey, storeChoice, type Params } from '../http/upload/params.js';
 import { AnonymousStagingBudget, type AnonymousStaging } from './anonymous-staging.js';
+import { runUploadRequest } from '../http/upload/request-flow.js';
 
 interface StagedPart {
   field: string;
@@ -44,20 +43,20 @@ export function baseRoute(ctx: AppContext) {
         await readParts(ctx, req, params, parts, staging);
         checkNoNulls(params);
         if (parts.length === 0) throw uploadError(400, 'FilesRequiredError', 'Request does not contain files.');
-        const found = await requireProject(ctx, params, 'base');
-        const store = storeChoice(ctx, params);
-        const metadata = metadataFields(params);
-        const spend = await authorizeUpload(ctx, req, found, params, '/base/', parts.length);
-        const out: Record<string, string> = {};
-        try {
-          for (const part of parts) {
-            const file = await ctx.files.commit(found.project, part.staged, { originalFilename: part.filename, declaredType: part.declaredType, store, metadata, initiator: apiInitiator(req.id) });
-            out[part.field] = file.uuid;
-          }
-        } catch (err) {
-          if (isAppError(err) && err.status < 500) await spend.refund();
-          throw err;
-        }
+        const out = await runUploadRequest(ctx, req, params, {
+          endpoint: '/base/',
+          keyLabel: 'base',
+          fileCount: parts.length,
+          fields: () => ({ store: storeChoice(ctx, params), metadata: metadataFields(params) }),
+          run: async (project, f) => {
+            const uuids: Record<string, string> = {};
+            for (const part of parts) {
+              const file = await ctx.files.commit(project, part.staged, { originalFilename: part.filename, declaredType: part.declaredType, ...f, initiator: apiInitiator(req.id) });
+              uuids[part.field] = file.uuid;
+            }
+            return uuids;
+          },
+        });
         ctx.worker.poke();
         return sendJson(reply, 200, out);
       } catch (err) {

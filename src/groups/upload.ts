@@ -5,14 +5,13 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { isAppError } from '../core/errors.js';
 import { parseFileRef, type FileRef } from '../http/cdn/file-ref.js';
 import { uploadGroupJson } from './json.js';
 import { MAX_GROUP_FILES, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
-import { authorizeUpload } from '../http/upload/credentials.js';
 import { mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { checkNoNulls, requireProject, type Params } from '../http/upload/params.js';
+import { runUploadRequest } from '../http/upload/request-flow.js';
 
 type Pairs = Array<[string, string]>;
 
@@ -31,16 +30,19 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
       });
       const params: Params = new Map([...query, ...body]);
       checkNoNulls(params);
-      const found = await requireProject(ctx, params, 'other');
-      const spend = await authorizeUpload(ctx, req, found, params, '/group/', 0);
-      try {
-        const refs = fileRefs(fileEntries(body).length > 0 ? body : query);
-        const g = await groups.create(found.project.id, refs, () => uploadError(400, 'GroupFilesNotFoundError', 'Some files not found.'));
-        return sendJson(reply, 200, uploadGroupJson(g, await groups.entries(g), ctx.bases));
-      } catch (err) {
-        if (isAppError(err) && err.status < 500) await spend.refund();
-        throw err;
-      }
+      const group = await runUploadRequest(ctx, req, params, {
+        endpoint: '/group/',
+        keyLabel: 'other',
+        fileCount: 0,
+        fields: () => undefined,
+        // Entries are read after the credentials check: a stranger's malformed list gets the 403.
+        run: async (project) => {
+          const refs = fileRefs(fileEntries(body).length > 0 ? body : query);
+          const g = await groups.create(project.id, refs, () => uploadError(400, 'GroupFilesNotFoundError', 'Some files not found.'));
+          return uploadGroupJson(g, await groups.entries(g), ctx.bases);
+        },
+      });
+      return sendJson(reply, 200, group);
     });
 
     const info = async (req: FastifyRequest) => {

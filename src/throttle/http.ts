@@ -46,17 +46,15 @@ function exempt(req: FastifyRequest): boolean {
   return req.method === 'OPTIONS' || (req.method === 'PUT' && req.url.startsWith('/multipart/upload/'));
 }
 
-const PUB_KEY_FIELDS = ['pub_key', 'UPLOADCARE_PUB_KEY', 'SVC_PUB_KEY'];
-
 /**
  * The public key a request claims before the handler runs: from the query or a urlencoded body;
  * else from the SDK's client header (`…/<ver>/<pubkey> (…)`), which the JS SDK sends with
  * multipart bodies whose key field comes after the file.
  */
-export function claimedPublicKey(req: FastifyRequest): string | null {
+export function claimedPublicKey(req: FastifyRequest, keyFields: readonly string[]): string | null {
   const sources = [req.query, req.body].filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null && !isStream(s));
   for (const src of sources) {
-    for (const f of PUB_KEY_FIELDS) {
+    for (const f of keyFields) {
       const v = src[f];
       if (typeof v === 'string' && v) return v;
     }
@@ -75,12 +73,13 @@ const throttled = (retryAfterS: number) => new AppError(429, 'RequestThrottledEr
  * X-Forwarded-For client when the peer is a trusted proxy), so neither a fresh random key per
  * request nor a borrowed public key escapes a limit. A key that names a project then also spends
  * from the project's bucket; an unknown key, or none, counts against the address alone.
+ * `keyFields`: the public-key field names the endpoints read (http/upload/params.ts).
  */
-export async function throttleUpload(limiters: UploadLimiters, req: FastifyRequest): Promise<void> {
+export async function throttleUpload(limiters: UploadLimiters, req: FastifyRequest, keyFields: readonly string[]): Promise<void> {
   if (exempt(req)) return;
   const byClient = await limiters.client.take(`ip:${req.ip}`);
   if (!byClient.allowed) throw throttled(byClient.retryAfterS);
-  const key = claimedPublicKey(req);
+  const key = claimedPublicKey(req, keyFields);
   if (key === null || !(await limiters.isKnownKey(key))) return;
   const byProject = await limiters.project.take(`pub:${key}`);
   if (!byProject.allowed) throw throttled(byProject.retryAfterS);

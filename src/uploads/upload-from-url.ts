@@ -1,15 +1,14 @@
 /** POST /from_url/ and GET /from_url/status/ (wire-reference §1.6, §1.7). */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { isAppError } from '../core/errors.js';
 import type { OutboundClient } from '../net/outbound.js';
 import { requestParams } from './request-params.js';
 import type { FromUrlTasks, TaskRow } from './from-url/tasks.js';
 import { sendJson } from '../http/common/json.js';
-import { uploadInfoJson } from '../core/file-json.js';
-import { authorizeUpload } from '../http/upload/credentials.js';
+import { uploadInfoJson, type UploadInfoJson } from '../core/file-json.js';
 import { uploadError } from '../http/upload/errors.js';
-import { flagParam, metadataFields, queryParams, requireProject, storeChoice } from '../http/upload/params.js';
+import { flagParam, metadataFields, queryParams, storeChoice, type Params } from '../http/upload/params.js';
+import { runUploadRequest } from '../http/upload/request-flow.js';
 
 const MAX_URL_CHARS = 8192;
 
@@ -17,37 +16,30 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.post('/from_url/', async (req, reply) => {
       const params = await requestParams(req);
-      const found = await requireProject(ctx, params, 'other');
-      const sourceUrl = params.get('source_url')?.trim();
-      if (!sourceUrl) throw uploadError(400, 'SourceURLRequiredError', 'source_url is required.');
-      if (sourceUrl.length > MAX_URL_CHARS) throw uploadError(400, 'URLParsingFailedError', 'Failed to parse URL.');
-      const store = storeChoice(ctx, params);
-      const metadata = metadataFields(params);
-      const checkDuplicates = flagParam(params, 'check_URL_duplicates', false);
-      const saveDuplicates = flagParam(params, 'save_URL_duplicates', checkDuplicates);
-      // Syntax, DNS and address checks answer synchronously; download failures go to the status.
-      await client.checkUrl(sourceUrl);
-      const spend = await authorizeUpload(ctx, req, found, params, '/from_url/');
-      try {
-        if (checkDuplicates) {
-          const file = await ctx.files.latestFromUrl(found.project.id, sourceUrl);
-          if (file) return sendJson(reply, 200, { type: 'file_info', ...uploadInfoJson(file) });
-        }
-        const filename = params.get('filename');
-        const token = await tasks.create(found.project.id, sourceUrl, {
-          pubKey: found.project.pubKey,
-          filename: filename ? filename : null,
-          store,
-          metadata,
-          saveDuplicates,
-          requestId: req.id,
-        });
-        ctx.worker.poke();
-        return sendJson(reply, 200, { type: 'token', token });
-      } catch (err) {
-        if (isAppError(err) && err.status < 500) await spend.refund();
-        throw err;
-      }
+      const answer = await runUploadRequest(ctx, req, params, {
+        endpoint: '/from_url/',
+        keyLabel: 'other',
+        fields: () => fromUrlFields(ctx, params),
+        run: async (project, f) => {
+          // Syntax, DNS and address checks answer synchronously; download failures go to the status.
+          await client.checkUrl(f.sourceUrl);
+          if (f.checkDuplicates) {
+            const file = await ctx.files.latestFromUrl(project.id, f.sourceUrl);
+            if (file) return { type: 'file_info' as const, ...uploadInfoJson(file) };
+          }
+          const token = await tasks.create(project.id, f.sourceUrl, {
+            pubKey: project.pubKey,
+            filename: f.filename,
+            store: f.store,
+            metadata: f.metadata,
+            saveDuplicates: f.saveDuplicates,
+            requestId: req.id,
+          });
+          ctx.worker.poke();
+          return { type: 'token' as const, token };
+        },
+      });
+      return sendJson(reply, 200, answer);
     });
 
     app.get('/from_url/status/', async (req, reply) => {
@@ -59,14 +51,32 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
   };
 }
 
-async function statusJson(ctx: AppContext, task: TaskRow | undefined): Promise<Record<string, unknown>> {
+/** The request's own fields, read before the credentials check. */
+function fromUrlFields(ctx: AppContext, params: Params) {
+  const sourceUrl = params.get('source_url')?.trim();
+  if (!sourceUrl) throw uploadError(400, 'SourceURLRequiredError', 'source_url is required.');
+  if (sourceUrl.length > MAX_URL_CHARS) throw uploadError(400, 'URLParsingFailedError', 'Failed to parse URL.');
+  const store = storeChoice(ctx, params);
+  const metadata = metadataFields(params);
+  const checkDuplicates = flagParam(params, 'check_URL_duplicates', false);
+  const saveDuplicates = flagParam(params, 'save_URL_duplicates', checkDuplicates);
+  return { sourceUrl, store, metadata, checkDuplicates, saveDuplicates, filename: params.get('filename') || null };
+}
+
+/** GET /from_url/status/: `total` is a number or the string "unknown", never null (the SDK divides by it). */
+type FromUrlStatusJson =
+  | { status: 'unknown' }
+  | { status: 'waiting' | 'progress'; done: number; total: number | 'unknown' }
+  | { status: 'error'; error: string; error_code: string }
+  | (UploadInfoJson & { status: 'success' });
+
+async function statusJson(ctx: AppContext, task: TaskRow | undefined): Promise<FromUrlStatusJson> {
   if (!task) return { status: 'unknown' };
   switch (task.status) {
     case 'waiting':
       // pyuploadcare's progress callback reads `done` and `total` from every answer (KeyError without them).
       return { status: 'waiting', done: 0, total: 'unknown' };
     case 'progress':
-      // `total` is a number or the string "unknown", never null: the SDK divides by it.
       return { status: 'progress', done: Number(task.done), total: task.total === null ? 'unknown' : Number(task.total) };
     case 'error':
       return { status: 'error', error: task.error ?? 'Upload failed.', error_code: task.error_code ?? 'DownloadFileError' };

@@ -1,15 +1,14 @@
 /** POST /multipart/start/ and /multipart/complete/ (wire-reference §1.8). */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { isAppError } from '../core/errors.js';
 import { parseUuid } from '../core/ids.js';
 import { requestParams } from './request-params.js';
 import { MAX_PART_BYTES, MIN_FILE_BYTES, MIN_PART_BYTES, type MultipartService } from './multipart/service.js';
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson } from '../core/file-json.js';
-import { authorizeUpload } from '../http/upload/credentials.js';
 import { uploadError } from '../http/upload/errors.js';
 import { firstOf, metadataFields, requireProject, storeChoice, type Params } from '../http/upload/params.js';
+import { runUploadRequest } from '../http/upload/request-flow.js';
 
 const required = (name: string) => uploadError(400, 'RequestParamRequiredError', `${name} is required.`);
 
@@ -24,31 +23,13 @@ export function multipartRoutes(ctx: AppContext, service: MultipartService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.post('/multipart/start/', async (req, reply) => {
       const params = await requestParams(req);
-      const found = await requireProject(ctx, params, 'base');
-      const filename = params.get('filename');
-      if (!filename) throw required('filename');
-      const size = intParam(params, 'size', () => uploadError(400, 'MultipartSizeInvalidError', 'size should be integer.'));
-      if (size === undefined) throw required('size');
-      if (size < MIN_FILE_BYTES) {
-        throw uploadError(400, 'MultipartFileSizeTooSmallError', `File size can not be less than ${MIN_FILE_BYTES} bytes. Please use direct upload instead of multipart.`);
-      }
-      if (size > ctx.config.maxUploadBytes) throw uploadError(400, 'MultipartFileSizeLimitExceededError', 'File size exceeds project limit.');
-      const contentType = params.get('content_type');
-      if (!contentType) throw required('content_type');
-      const partSize =
-        intParam(params, 'part_size', () => uploadError(400, 'MultipartPartSizeInvalidError', 'Multipart Upload Part Size should be an integer.')) ?? MIN_PART_BYTES;
-      if (partSize < MIN_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooSmallError', `Multipart Upload Part Size can not be less than ${MIN_PART_BYTES} bytes.`);
-      if (partSize > MAX_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooBigError', `Multipart Upload Part Size can not be more than ${MAX_PART_BYTES} bytes.`);
-      const store = storeChoice(ctx, params);
-      const metadata = metadataFields(params);
-      const spend = await authorizeUpload(ctx, req, found, params, '/multipart/start/');
-      try {
-        const out = await service.start(found.project, { filename, contentType: contentType.slice(0, 255), size, partSize, store, metadata });
-        return sendJson(reply, 200, out);
-      } catch (err) {
-        if (isAppError(err) && err.status < 500) await spend.refund();
-        throw err;
-      }
+      const started = await runUploadRequest(ctx, req, params, {
+        endpoint: '/multipart/start/',
+        keyLabel: 'base',
+        fields: () => startFields(ctx, params),
+        run: (project, f) => service.start(project, f),
+      });
+      return sendJson(reply, 200, started);
     });
 
     app.post('/multipart/complete/', async (req, reply) => {
@@ -64,3 +45,21 @@ export function multipartRoutes(ctx: AppContext, service: MultipartService) {
   };
 }
 
+/** /multipart/start/'s own fields, read before the credentials check. */
+function startFields(ctx: AppContext, params: Params) {
+  const filename = params.get('filename');
+  if (!filename) throw required('filename');
+  const size = intParam(params, 'size', () => uploadError(400, 'MultipartSizeInvalidError', 'size should be integer.'));
+  if (size === undefined) throw required('size');
+  if (size < MIN_FILE_BYTES) {
+    throw uploadError(400, 'MultipartFileSizeTooSmallError', `File size can not be less than ${MIN_FILE_BYTES} bytes. Please use direct upload instead of multipart.`);
+  }
+  if (size > ctx.config.maxUploadBytes) throw uploadError(400, 'MultipartFileSizeLimitExceededError', 'File size exceeds project limit.');
+  const contentType = params.get('content_type');
+  if (!contentType) throw required('content_type');
+  const partSize =
+    intParam(params, 'part_size', () => uploadError(400, 'MultipartPartSizeInvalidError', 'Multipart Upload Part Size should be an integer.')) ?? MIN_PART_BYTES;
+  if (partSize < MIN_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooSmallError', `Multipart Upload Part Size can not be less than ${MIN_PART_BYTES} bytes.`);
+  if (partSize > MAX_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooBigError', `Multipart Upload Part Size can not be more than ${MAX_PART_BYTES} bytes.`);
+  return { filename, contentType: contentType.slice(0, 255), size, partSize, store: storeChoice(ctx, params), metadata: metadataFields(params) };
+}

@@ -73,6 +73,21 @@ describe('credentials are required when signed uploads are on', () => {
     expectError(await startMultipart(), 400, 'SignatureRequiredError', '`signature` is required.');
     expectError(await fromUrl(), 400, 'SignatureRequiredError', '`signature` is required.');
   });
+
+  it('/from_url/ checks credentials before it resolves the host or classifies the address', async () => {
+    const exp = now() + 600;
+    for (const source_url of ['http://no-such-host.invalid/x', 'http://10.0.0.1/x']) {
+      expectError(await fromUrl({ fields: { source_url } }), 400, 'SignatureRequiredError', '`signature` is required.');
+      const forged = { source_url, signature: legacy(exp, 'not-a-key'), expire: String(exp) };
+      expectError(await fromUrl({ fields: forged }), 403, 'SignatureInvalidError', 'Invalid signature.');
+    }
+    // An unknown public key is refused before anything else is looked at.
+    const stranger = await postQuery(`${server.upload}/from_url/`, { pub_key: 'no-such-key', source_url: 'http://no-such-host.invalid/x' });
+    expectError(stranger, 403, 'ProjectPublicKeyInvalidError', 'pub_key is invalid.');
+    // With valid credentials the same URLs get their own errors.
+    expectError(await fromUrl({ auth: await valid(), fields: { source_url: 'http://no-such-host.invalid/x' } }), 400, 'HostnameNotFoundError', 'Host does not exist.');
+    expectError(await fromUrl({ auth: await valid(), fields: { source_url: 'http://10.0.0.1/x' } }), 400, 'URLHostPrivateIPForbiddenError', 'Only public IPs are allowed.');
+  });
 });
 
 describe('legacy signature + expire', () => {

@@ -4,8 +4,9 @@
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../../core/errors.js';
-import { verifyRestAuth } from '../../auth/rest-signature.js';
+import { restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
 import type { AppContext } from '../../context.js';
+import type { ProjectRow } from '../../core/projects.js';
 import { rawBody, sendJson } from '../common/json.js';
 import { isSecure, proxyMatcher } from '../common/trust.js';
 import type { RoutePlugin } from '../../feature.js';
@@ -47,26 +48,13 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   app.addHook('preHandler', async (req) => {
     checkAccept(req, ctx.config.sdkAliases);
     const authReq = { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure: isSecure(req.raw, trusted) };
-    // A key added a moment ago (maybe on another node) must work at once: after a failure the
-    // keys are read afresh and the check runs once more.
-    let pubKey: string | null = null;
-    const verify = () =>
-      verifyRestAuth(
-        authReq,
-        async (pub) => {
-          pubKey = pub;
-          const found = await ctx.projects.lookup(pub);
-          return found ? { projectId: found.project.id, secrets: found.secrets } : null;
-        },
-        { aliases: ctx.config.sdkAliases },
-      );
-    try {
-      req.projectId = await verify();
-    } catch (err) {
-      if (!(isAppError(err) && err.status === 401 && pubKey)) throw err;
-      ctx.projects.forget(pubKey);
-      req.projectId = await verify();
-    }
+    const check = (found: { project: ProjectRow; secrets: string[] } | null) =>
+      verifyRestAuth(authReq, async () => (found ? { projectId: found.project.id, secrets: found.secrets } : null), { aliases: ctx.config.sdkAliases });
+    const pubKey = restAuthPubKey(req.headers);
+    // A key added a moment ago (maybe on another node) must work at once: the same retry with keys
+    // read afresh as the Upload API's credentials check. Without a well-formed header there is no
+    // key to look up, and the check answers the spec's 401.
+    req.projectId = pubKey === null ? await check(null) : await ctx.projects.withKeys(pubKey, check);
   });
   // Per-project throttling, after authentication has named the project.
   const limiter = restLimiter(ctx);

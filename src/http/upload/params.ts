@@ -11,8 +11,12 @@ import { uploadError } from './errors.js';
 
 export type Params = Map<string, string>;
 
-/** Field names carrying the public key: neutral, SDK (base, multipart) and `pub_key` (others). */
-export function publicKeyFields(aliases: boolean): string[] {
+/**
+ * The field names carrying the public key, in the order they are read: neutral, the SDK's (base,
+ * multipart; only with `sdkAliases`) and `pub_key` (the other endpoints). The throttle reads the
+ * same list to find the project a request counts against.
+ */
+export function publicKeyFields(aliases: boolean): readonly string[] {
   return aliases ? ['SVC_PUB_KEY', 'UPLOADCARE_PUB_KEY', 'pub_key'] : ['SVC_PUB_KEY', 'pub_key'];
 }
 
@@ -20,7 +24,7 @@ function storeNames(aliases: boolean): string[] {
   return aliases ? ['SVC_STORE', 'UPLOADCARE_STORE', 'store'] : ['SVC_STORE', 'store'];
 }
 
-export function firstOf(params: Params, names: string[]): string | undefined {
+export function firstOf(params: Params, names: readonly string[]): string | undefined {
   for (const n of names) {
     const v = params.get(n);
     if (v !== undefined) return v;
@@ -29,10 +33,13 @@ export function firstOf(params: Params, names: string[]): string | undefined {
 }
 
 /**
- * Resolves the project; `label` is the field name used in error texts (`UPLOADCARE_PUB_KEY` for
- * base/multipart, `pub_key` elsewhere), as the SDK's tests expect.
+ * How error texts name the public key: `UPLOADCARE_PUB_KEY` (or `SVC_PUB_KEY`) on base and
+ * multipart, `pub_key` elsewhere, as the SDK's tests expect.
  */
-export async function requireProject(ctx: AppContext, params: Params, label: 'base' | 'other'): Promise<{ project: ProjectRow; secrets: string[] }> {
+export type KeyLabel = 'base' | 'other';
+
+/** Resolves the project from the public key, or throws the wire's 403. */
+export async function requireProject(ctx: AppContext, params: Params, label: KeyLabel): Promise<{ project: ProjectRow; secrets: string[] }> {
   const name = label === 'base' ? (ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY') : 'pub_key';
   const pub = firstOf(params, publicKeyFields(ctx.config.sdkAliases));
   if (!pub) throw uploadError(403, 'ProjectPublicKeyRequiredError', `${name} is required.`);

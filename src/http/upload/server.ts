@@ -10,6 +10,7 @@ import type { AppContext } from '../../context.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { MAX_FILES_PER_REQUEST } from './limits.js';
 import { renderUploadError, uploadError } from './errors.js';
+import { publicKeyFields } from './params.js';
 import { throttleUpload, uploadLimiters } from '../../throttle/http.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
@@ -51,7 +52,8 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
 
   // Per-client-address and per-project throttling (src/throttle): 429 RequestThrottledError with Retry-After.
   const limiters = uploadLimiters(ctx);
-  app.addHook('preHandler', async (req) => throttleUpload(limiters, req));
+  const keyFields = publicKeyFields(ctx.config.sdkAliases);
+  app.addHook('preHandler', async (req) => throttleUpload(limiters, req, keyFields));
 
   app.setNotFoundHandler((req, reply) =>
     renderUploadError(req, reply, uploadError(404, 'NotFound', 'Not found.')),
