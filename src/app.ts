@@ -16,6 +16,7 @@ import { FileService } from './files/service.js';
 import { JobQueue } from './jobs/queue.js';
 import { queueMaintenance } from './jobs/maintenance.js';
 import { schedulePeriodic } from './jobs/periodic.js';
+import { leftoverSweeps } from './blobs/sweep.js';
 import { listenForJobs } from './jobs/wake.js';
 import { Worker } from './jobs/worker.js';
 import { buildRestServer } from './http/rest/server.js';
@@ -59,7 +60,8 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   await waitForRedis(redis, log);
   const features = await createFeatures(ctx);
   const maintenance = queueMaintenance(queue);
-  for (const jobs of [maintenance.jobs, ...features.map((f) => f.jobs ?? {})]) worker.registerAll(jobs);
+  const leftovers = leftoverSweeps(blobs, features.flatMap((f) => f.blobOwners ?? []), config, log);
+  for (const jobs of [maintenance.jobs, leftovers.jobs, ...features.map((f) => f.jobs ?? {})]) worker.registerAll(jobs);
   const routes = (pick: (f: Feature) => RoutePlugin | undefined) => features.map(pick).filter((p): p is RoutePlugin => p !== undefined);
 
   const tls = loadTls(config);
@@ -89,7 +91,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   // PostgreSQL: other nodes' enqueues wake this worker (NOTIFY at their commit); polling remains the fallback.
   const listener = db.dialect === 'postgres' ? listenForJobs(config.databaseUrl, db.schema, (kind) => worker.poke(kind), log) : null;
   worker.start();
-  const unschedule = [...maintenance.schedules, ...features.flatMap((f) => f.schedules ?? [])].map((s) => schedulePeriodic(queue, log, s));
+  const unschedule = [...maintenance.schedules, ...leftovers.schedules, ...features.flatMap((f) => f.schedules ?? [])].map((s) => schedulePeriodic(queue, log, s));
   return {
     ctx,
     urls: { ...ctx.bases },
@@ -100,6 +102,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
      */
     async close() {
       for (const stop of unschedule) stop();
+      leftovers.stop();
       await listener?.close();
       health.draining = true;
       const deadline = Date.now() + config.shutdownGraceMs;

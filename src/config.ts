@@ -127,6 +127,12 @@ const schema = z.object({
   uploadRequestTimeoutMs: z.coerce.number().int().min(0),
   /** REST and Upload: a request body that stops arriving for this long loses its connection (0 = never). */
   bodyIdleTimeoutMs: z.coerce.number().int().min(0),
+  /**
+   * Leftovers of crashes: temporary files and blobs no row references are removed once older than
+   * this (it must exceed the longest upload: the upload request and from_url bounds), every sweep period.
+   */
+  leftoversMinAgeMs: z.coerce.number().int().min(1000),
+  leftoversSweepMs: z.coerce.number().int().min(100),
   /** Readiness: below this many free bytes in the data dir's file system the node reports not ready (0 = never). */
   minFreeBytes: z.coerce.number().int().min(0),
 });
@@ -189,6 +195,8 @@ export const DEFAULTS = {
   uploadRequestTimeoutMs: 3600_000,
   bodyIdleTimeoutMs: 60_000,
   minFreeBytes: 1024 ** 3,
+  leftoversMinAgeMs: 6 * 3600_000,
+  leftoversSweepMs: 3600_000,
 } as const;
 
 /** Environment variable for each key (STOWAGE_ + upper snake case). */
@@ -259,6 +267,8 @@ const ENV_NAMES: Record<keyof Config, string> = {
   uploadRequestTimeoutMs: 'STOWAGE_UPLOAD_REQUEST_TIMEOUT_MS',
   bodyIdleTimeoutMs: 'STOWAGE_BODY_IDLE_TIMEOUT_MS',
   minFreeBytes: 'STOWAGE_MIN_FREE_BYTES',
+  leftoversMinAgeMs: 'STOWAGE_LEFTOVERS_MIN_AGE_MS',
+  leftoversSweepMs: 'STOWAGE_LEFTOVERS_SWEEP_MS',
 };
 
 export class ConfigError extends Error {}
@@ -287,6 +297,10 @@ export function loadConfig(flags: Partial<Record<keyof Config, unknown>> = {}, e
   const cfg = parsed.data;
   if (Boolean(cfg.tlsCertFile) !== Boolean(cfg.tlsKeyFile)) {
     throw new ConfigError('invalid configuration:\n  tlsCertFile and tlsKeyFile must be given together');
+  }
+  if (cfg.leftoversMinAgeMs <= Math.max(cfg.uploadRequestTimeoutMs, cfg.fromUrlTimeoutMs)) {
+    // Younger keys may belong to an upload still on its way to committing its row.
+    throw new ConfigError('invalid configuration:\n  leftoversMinAgeMs must exceed uploadRequestTimeoutMs and fromUrlTimeoutMs');
   }
   if (cfg.databaseUrl && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) {
     throw new ConfigError('invalid configuration:\n  databaseUrl must start with postgres:// (leave empty for SQLite)');

@@ -9,6 +9,7 @@ import type { FileRecord } from './core/file-record.js';
 import type { CdnHandlers } from './http/cdn/server.js';
 import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
+import type { BlobKeyOwner } from './blobs/sweep.js';
 import type { Plan } from './media/plan.js';
 import type { RenderResult } from './media/render.js';
 
@@ -23,6 +24,8 @@ export interface Feature {
   cdn?: Partial<CdnHandlers>;
   /** Job kinds this feature runs, each with the handler of its payload type (jobs/kinds.ts). */
   jobs?: JobHandlers;
+  /** Blob key prefixes this feature writes, and which keys rows still reference (src/blobs/sweep.ts). */
+  blobOwners?: BlobKeyOwner[];
   /** Jobs proposed once per period by every node; the queue keeps one per period. */
   schedules?: PeriodicSchedule[];
 }

@@ -9,7 +9,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobNotFound, type BlobStore, type ByteRange, type PutResult } from './store.js';
+import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
@@ -83,15 +83,43 @@ export class FsBlobStore implements BlobStore {
   }
 
   /**
-   * Removes temp files left by a crash mid-upload; called at start. Only old ones: another
-   * process sharing the data dir may be writing the young ones right now.
+   * Removes temp files left by a crash mid-upload. Only old ones: another process sharing the
+   * data dir may be writing the young ones right now (a write in progress keeps its mtime fresh).
    */
-  async sweepTemp(olderThanMs: number): Promise<void> {
+  async sweepTemp(olderThanMs: number): Promise<number> {
     const cutoff = Date.now() - olderThanMs;
+    let removed = 0;
     for (const name of await fsp.readdir(this.tmpDir)) {
       const file = path.join(this.tmpDir, name);
       const st = await fsp.stat(file).catch(() => null);
-      if (st && st.mtimeMs < cutoff) await fsp.rm(file, { force: true });
+      if (st && st.mtimeMs < cutoff) {
+        await fsp.rm(file, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  /** Keys under `prefix` (a directory such as `files/`), depth first; temp files are not keys. */
+  async *list(prefix: string): AsyncIterable<BlobEntry> {
+    const start = path.join(this.root, prefix);
+    if (path.relative(this.root, start).startsWith('..')) throw new Error(`invalid blob prefix: ${prefix}`);
+    yield* walk(this.root, start);
+  }
+}
+
+async function* walk(root: string, dir: string): AsyncIterable<BlobEntry> {
+  const entries = await fsp.readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  for (const e of entries) {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (full !== path.join(root, '.tmp')) yield* walk(root, full);
+    } else if (e.isFile()) {
+      const st = await fsp.stat(full).catch(() => null);
+      if (st) yield { key: path.relative(root, full).split(path.sep).join('/'), modifiedMs: st.mtimeMs };
     }
   }
 }

@@ -50,11 +50,16 @@ export async function withLocalFile<T>(blobs: BlobStore, key: string, fn: (file:
 }
 
 /** Removes spool copies left by a crash; only old ones, a sibling process may own the young ones. */
-export async function sweepSpool(dir: string, olderThanMs: number): Promise<void> {
+export async function sweepSpool(dir: string, olderThanMs: number): Promise<number> {
   const cutoff = Date.now() - olderThanMs;
+  let removed = 0;
   for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
     const file = path.join(dir, name);
     const st = await fsp.stat(file).catch(() => null);
-    if (st && st.mtimeMs < cutoff) await fsp.rm(file, { force: true });
+    if (st && st.mtimeMs < cutoff) {
+      await fsp.rm(file, { force: true });
+      removed++;
+    }
   }
+  return removed;
 }

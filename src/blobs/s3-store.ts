@@ -15,13 +15,15 @@ import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   ListPartsCommand,
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { BlobNotFound, type BlobStore, type ByteRange, type PresignedMultipart, type PutResult, type UploadedPart } from './store.js';
+import { sweepSpool } from './local-file.js';
+import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PresignedMultipart, type PutResult, type UploadedPart } from './store.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -138,6 +140,21 @@ export class S3BlobStore implements BlobStore {
     } catch (err) {
       if (!isMissing(err)) throw err;
     }
+  }
+
+  /** Keys under `prefix`, a page (1000) at a time. */
+  async *list(prefix: string): AsyncIterable<BlobEntry> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }));
+      for (const o of page.Contents ?? []) if (o.Key) yield { key: o.Key, modifiedMs: o.LastModified?.getTime() ?? Date.now() };
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  /** This node's temporary local copies (spool) left by a crash. */
+  sweepTemp(olderThanMs: number): Promise<number> {
+    return sweepSpool(this.spoolDir, olderThanMs);
   }
 
   /** Readiness: the bucket exists and these credentials reach it. */

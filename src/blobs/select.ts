@@ -6,12 +6,10 @@ import { sweepSpool } from './local-file.js';
 import { S3BlobStore } from './s3-store.js';
 import type { BlobStore } from './store.js';
 
-const HOUR = 60 * 60 * 1000;
-
 export async function openBlobStore(config: Config): Promise<BlobStore> {
   if (config.s3Bucket) {
     const spoolDir = path.join(config.dataDir, 'spool');
-    await sweepSpool(spoolDir, HOUR);
+    await sweepSpool(spoolDir, config.leftoversMinAgeMs);
     return new S3BlobStore({
       bucket: config.s3Bucket,
       region: config.s3Region,
@@ -24,6 +22,6 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
     });
   }
   const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  await blobs.sweepTemp(HOUR);
+  await blobs.sweepTemp(config.leftoversMinAgeMs);
   return blobs;
 }

@@ -35,10 +35,20 @@ export interface BlobStore {
   multipart?: PresignedMultipart;
   /** Optional: where temporary local copies of blobs go (stores without `localPath`). */
   spoolDir?: string;
+  /** Optional ability: every key under `prefix`, with when it was last written (the leftovers sweep). */
+  list?(prefix: string): AsyncIterable<BlobEntry>;
+  /** Optional: removes this node's temporary files older than `olderThanMs`; returns how many. */
+  sweepTemp?(olderThanMs: number): Promise<number>;
   /** Optional: readiness probe (throws when the store is unreachable). */
   check?(): Promise<void>;
   /** Optional: releases connections at shutdown. */
   close?(): void;
+}
+
+export interface BlobEntry {
+  key: string;
+  /** Last write, ms since the epoch (fs: mtime; S3: LastModified). */
+  modifiedMs: number;
 }
 
 export interface UploadedPart {

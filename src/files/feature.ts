@@ -23,6 +23,7 @@ export function filesFeature(ctx: AppContext): Feature {
       await app.register(baseRoute(ctx));
       await app.register(infoRoute(ctx));
     },
+    blobOwners: [{ prefix: 'files/', referenced: (keys) => ctx.files.referencedBlobKeys(keys) }],
     jobs: {
       [BLOB_DELETE_JOB]: {
         run: (p) => ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey),

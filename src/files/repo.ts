@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { FileRecord } from '../core/file-record.js';
+import { uuidInKey } from '../blobs/sweep.js';
 
 type Row = Selectable<Database['files']>;
 
@@ -79,6 +80,22 @@ export class FileRepo {
   async get(projectId: number, uuid: string, db: DbOrTrx = this.db): Promise<FileRecord | null> {
     const r = await db.selectFrom('files').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
     return r ? toRecord(r) : null;
+  }
+
+  /** The blob keys among `keys` that some file row points at (the leftovers sweep keeps those). */
+  async referencedBlobKeys(keys: string[]): Promise<Set<string>> {
+    const byUuid = new Map<string, string>();
+    const unjudged = new Set<string>();
+    for (const key of keys) {
+      const uuid = uuidInKey(key, 'files/');
+      if (uuid) byUuid.set(uuid, key);
+      else unjudged.add(key);
+    }
+    if (byUuid.size === 0) return unjudged;
+    const rows = await this.db.selectFrom('files').select('blob_key').where('uuid', 'in', [...byUuid.keys()]).where('blob_key', 'is not', null).execute();
+    const wanted = new Set(keys);
+    for (const r of rows) if (r.blob_key && wanted.has(r.blob_key)) unjudged.add(r.blob_key);
+    return unjudged;
   }
 
   async getMany(projectId: number, uuids: string[], db: DbOrTrx = this.db): Promise<FileRecord[]> {

@@ -177,6 +177,11 @@ export class FileService {
     return this.repo.list(q);
   }
 
+  /** The blob keys among `keys` a file row points at (the leftovers sweep keeps those). */
+  referencedBlobKeys(keys: string[]): Promise<Set<string>> {
+    return this.repo.referencedBlobKeys(keys);
+  }
+
   count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored'>): Promise<number> {
     return this.repo.count(q);
   }

@@ -36,6 +36,8 @@ export interface JobPayloads {
   'webhooks.prune': PeriodicPayload;
   /** Hourly: finished jobs (jobs/maintenance.ts). */
   'jobs.prune': PeriodicPayload;
+  /** Blobs no row references, left by crashes (blobs/sweep.ts). */
+  'blobs.sweep-leftovers': PeriodicPayload;
   /** The bytes of a removed file (files feature). */
   'blob.delete': { projectId: number; uuid: string; blobKey: string };
   /** Expiry of unstored files (files feature). */

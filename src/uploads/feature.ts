@@ -34,6 +34,11 @@ export function uploadsFeature(ctx: AppContext): Feature {
       await app.register(multipartPartRoute(ctx, multipart));
       await app.register(fromUrlRoutes(ctx, tasks, client));
     },
+    blobOwners: [
+      { prefix: 'multipart/', referenced: (keys) => multipart.referencedKeys(keys, 'multipart/') },
+      // A completion that died after assembling left the file under its key; a retry reuses it.
+      { prefix: 'files/', referenced: (keys) => multipart.referencedKeys(keys, 'files/') },
+    ],
     jobs: {
       [MULTIPART_EXPIRE_JOB]: {
         run: (p) => multipart.expire(p.uuid, p.parts),

@@ -198,6 +198,23 @@ describe.each(backends)('BlobStore contract: %s', (_name, make) => {
   it('check() passes while the store is reachable', async () => {
     await expect(store.check?.() ?? Promise.resolve()).resolves.toBeUndefined();
   });
+
+  it('list(prefix) yields every key under the prefix, with its last write time, and nothing else', async () => {
+    const before = Date.now() - 1000;
+    const keys = ['listed/a/1', 'listed/a/2', 'listed/b/1'];
+    for (const k of keys) await store.put(k, Readable.from([Buffer.from(k)]), { maxBytes: 100, onTooLarge: tooLarge });
+    await store.put('unlisted/x', Readable.from([Buffer.from('x')]), { maxBytes: 100, onTooLarge: tooLarge });
+    const seen: Array<{ key: string; modifiedMs: number }> = [];
+    for await (const e of store.list!('listed/')) seen.push(e);
+    expect(seen.map((e) => e.key).sort()).toEqual(keys);
+    for (const e of seen) {
+      expect(e.modifiedMs).toBeGreaterThanOrEqual(before);
+      expect(e.modifiedMs).toBeLessThanOrEqual(Date.now() + 1000);
+    }
+    const none: string[] = [];
+    for await (const e of store.list!('nothing-here/')) none.push(e.key);
+    expect(none).toEqual([]);
+  });
 });
 
 describe('S3 presigned multipart', () => {

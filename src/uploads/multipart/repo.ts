@@ -60,6 +60,13 @@ export class MultipartRepo {
     await this.db.updateTable('multipart_uploads').set({ state }).where('uuid', '=', uuid).where('claimed_us', '=', token).execute();
   }
 
+  /** Which of `uuids` still have their row (the leftovers sweep keeps their keys). */
+  async existing(uuids: string[]): Promise<Set<string>> {
+    if (uuids.length === 0) return new Set();
+    const rows = await this.db.selectFrom('multipart_uploads').select('uuid').where('uuid', 'in', uuids).execute();
+    return new Set(rows.map((r) => r.uuid));
+  }
+
   async delete(uuid: string): Promise<void> {
     await this.db.deleteFrom('multipart_uploads').where('uuid', '=', uuid).execute();
   }

@@ -17,6 +17,7 @@ import { enqueue } from '../../jobs/queue.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
 import { alreadyUploaded, CompletionClaim } from './claim.js';
 import { MultipartRepo, type MultipartRow } from './repo.js';
+import { uuidInKey } from '../../blobs/sweep.js';
 
 export const MULTIPART_EXPIRE_JOB = 'multipart.expire';
 export const MIN_FILE_BYTES = 10_485_760;
@@ -147,6 +148,23 @@ export class MultipartService {
     if (sizes.some((s) => s === null) || total < Number(row.size)) throw tooSmall();
     // Right total but a short middle part (and so a long last one): the bytes are misplaced.
     if (sizes.slice(0, -1).some((s) => s !== partSize)) throw wrongParts();
+  }
+
+  /**
+   * Of `keys` under `prefix` (its parts under multipart/, its file under files/ while completing),
+   * those of an upload that still has its row; keys naming no upload are left alone.
+   */
+  async referencedKeys(keys: string[], prefix: string): Promise<Set<string>> {
+    const kept = new Set<string>();
+    const byUuid = new Map<string, string[]>();
+    for (const key of keys) {
+      const uuid = uuidInKey(key, prefix);
+      if (!uuid) kept.add(key);
+      else byUuid.set(uuid, [...(byUuid.get(uuid) ?? []), key]);
+    }
+    if (byUuid.size === 0) return kept;
+    for (const uuid of await this.repo.existing([...byUuid.keys()])) for (const key of byUuid.get(uuid) ?? []) kept.add(key);
+    return kept;
   }
 
   /** Job body: drop the parts and forget the upload. Idempotent. */
