@@ -21,13 +21,14 @@ import { healthy, rssMb, rssSampler } from './server-health.js';
 
 /**
  * Cases whose fix is not on main yet (skipped; STOWAGE_RELIABILITY_UNGATE=all runs them):
- * - cdn-event-loop-stalls: off-image crop fills pixels in a JS loop, alpha and decoder work on the
- *   main thread (#11 items 1 and 2).
- * - cdn-work-budget: no cap on intermediate pixels, chain length or render time (#11 item 1). Until
- *   it lands the main fuzzer keeps intermediate sizes <= 3000 px and chains short, so a run stays
- *   in its time budget.
+ * - cdn-event-loop-stalls: confirmed stalls remain (#11 items 1 and 2): `-/smart_resize/3000x16384/`
+ *   (49 Mpx, ~190 ms, and 20 s to the render deadline) and `-/text/3001x3000/right/<text>/`
+ *   (~200 ms) on the 640x480 JPEG; off-image crop fills and decoders moved off the loop.
+ * - cdn-work-budget: no cap on intermediate pixels, chain length or render time (#11 item 1;
+ *   landed). While pending the main fuzzer keeps intermediate sizes <= 3000 px and chains short,
+ *   so a run stays in its time budget.
  */
-const PENDING = new Set(['cdn-event-loop-stalls', 'cdn-work-budget']);
+const PENDING = new Set<string>(['cdn-event-loop-stalls']);
 const pending = pendingGate(PENDING);
 
 const URL_COUNT = envNumber('STOWAGE_RELIABILITY_URLS', sized(3000, 1_000_000));
@@ -205,15 +206,17 @@ describe.skipIf(SOAK_ONLY)('CDN URL fuzzer', () => {
     ];
     const before = rssMb(server.child.pid!);
     const sampler = rssSampler(server.child.pid!);
-    const results: Array<{ path: string; status: number; ms: number; gapMs: number }> = [];
+    const results: Array<{ path: string; status: number; ms: number; stallMs: number }> = [];
+    const control = uuids.get('notes.txt')!;
+    const get = (path: string) => fetch(server.cdn + path, { signal: AbortSignal.timeout(URL_DEADLINE_MS) });
     for (const path of chains) {
-      const startMs = Date.now();
-      const r = await fetch(server.cdn + path, { signal: AbortSignal.timeout(URL_DEADLINE_MS) });
+      const t0 = Date.now();
+      const r = await get(path);
       await r.arrayBuffer();
-      const endMs = Date.now();
-      await new Promise((res) => setTimeout(res, 30));
-      const gapMs = Math.max(0, ...stallsDuring((await probe.snapshot()).stalls, startMs, endMs).map((s) => s.latencyMs));
-      results.push({ path: path.slice(0, 120), status: r.status, ms: endMs - startMs, gapMs });
+      const ms = Date.now() - t0;
+      // The result cache is off: each confirmation round renders the chain again.
+      const stallMs = await confirmStall(probe, () => get(path).then((x) => x.arrayBuffer()), () => get(`/${control}/`).then((x) => x.arrayBuffer()));
+      results.push({ path: path.slice(0, 120), status: r.status, ms, stallMs });
     }
     // Four variants at once (distinct results, so no render is shared): the issue's 3.2 GB peak.
     const variants = [100, 101, 102, 103].map((n) => `/${photo}/-/resize/16000x16000/-/resize/${n}x${n}/`);
@@ -228,7 +231,7 @@ describe.skipIf(SOAK_ONLY)('CDN URL fuzzer', () => {
     for (const r of results) {
       expect(r.status, r.path).toBeLessThan(500);
       expect(r.ms, `${r.path}: a render has a deadline`).toBeLessThan(10_000);
-      expect(r.gapMs, `${r.path}: event loop stall`).toBeLessThanOrEqual(STALL_THRESHOLD_MS);
+      expect(r.stallMs, `${r.path}: event loop stall`).toBe(0);
     }
     expect(peak - before, 'RSS growth while rendering the work-budget URLs (MB)').toBeLessThan(1024);
     // And the fuzzer with huge intermediate sizes and long chains.
