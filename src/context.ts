@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
 import type { BlobStore } from './blobs/store.js';
 import type { FileService } from './files/service.js';
-import type { ProjectService } from './core/projects.js';
+import type { ProjectService } from './projects/service.js';
 import type { JobQueue } from './jobs/queue.js';
 import type { Worker } from './jobs/worker.js';
 import type { UrlBases } from './core/file-json.js';

@@ -163,7 +163,7 @@ export function buildCli(): Command {
 }
 
 /** `npm start` should hand a new user working keys: create a demo project on first start. */
-async function ensureDemoProject(projects: import('./core/projects.js').ProjectService): Promise<{ name: string; pubKey: string; secret: string } | null> {
+async function ensureDemoProject(projects: import('./projects/service.js').ProjectService): Promise<{ name: string; pubKey: string; secret: string } | null> {
   const existing = await projects.list();
   const demo = existing.find((p) => p.name === 'demo') ?? null;
   if (demo) {

@@ -6,6 +6,9 @@
  *     else reaches the store through a service, and opens transactions with `Db.transaction`.
  *   - Route modules get services: they never import a repository or src/db/, nor use `ctx.db`.
  *   - src/http/ imports no feature folder (only itself, the kernel and the top-level types).
+ *   - No two folders of src/ import each other at run time, directly or around a loop (arrows
+ *     point down). Type-only imports are left out: every feature names the AppContext type that
+ *     app.ts hands it (src/context.ts), and that type names the services it carries.
  * The checks read the source text; the first tests below prove each check catches an offender.
  */
 import fs from 'node:fs';
@@ -15,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = path.resolve(__dirname, '../src');
 
 /** Folders under src/ that are not features: http/ may import these. */
-const KERNEL = new Set(['core', 'db', 'jobs', 'blobs', 'net', 'auth', 'media', 'throttle']);
+const KERNEL = new Set(['core', 'db', 'jobs', 'blobs', 'net', 'auth', 'media', 'throttle', 'projects']);
 
 /** Where queries may be written (paths relative to src/, with forward slashes). */
 function mayHoldSql(rel: string): boolean {
@@ -84,6 +87,40 @@ function routeProblems(rel: string, text: string): string[] {
   return problems;
 }
 
+/** The folder (first path segment under src/) a module belongs to; top-level files are their own. */
+const folderOf = (rel: string): string => rel.split('/')[0] as string;
+
+/** Module specifiers a file needs at run time: `import type` and `export type` lines are left out. */
+function runtimeSpecifiers(text: string): string[] {
+  return specifiers(code(text).replace(/^\s*(import|export)\s+type\b[^;]*;/gm, ''));
+}
+
+/** Folder -> folders it imports at run time, from every file's relative imports. */
+function folderGraph(sources: Array<{ rel: string; text: string }>): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const { rel, text } of sources) {
+    for (const target of runtimeSpecifiers(text).map((spec) => resolved(rel, spec))) {
+      if (target === null || folderOf(target) === folderOf(rel)) continue;
+      const out = graph.get(folderOf(rel)) ?? new Set<string>();
+      graph.set(folderOf(rel), out.add(folderOf(target.replace(/\.js$/, '.ts'))));
+    }
+  }
+  return graph;
+}
+
+/** Each loop of folders, as the path that closes it (e.g. ['core', 'jobs', 'core']). */
+function folderCycles(graph: Map<string, Set<string>>): string[][] {
+  const cycles: string[][] = [];
+  const walk = (start: string, at: string, path: string[], seen: Set<string>): void => {
+    for (const next of graph.get(at) ?? []) {
+      if (next === start) cycles.push([...path, next]);
+      else if (!seen.has(next) && next > start) walk(start, next, [...path, next], new Set(seen).add(next));
+    }
+  };
+  for (const start of [...graph.keys()].sort()) walk(start, start, [start], new Set([start]));
+  return cycles;
+}
+
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const full = path.join(dir, e.name);
@@ -123,6 +160,23 @@ describe('the checks catch what they look for', () => {
   });
 });
 
+describe('the folder cycle check', () => {
+  it('finds a loop of two and of three folders, and none in a layered tree', () => {
+    const two = [{ rel: 'core/a.ts', text: "import { b } from '../jobs/b.js';" }, { rel: 'jobs/b.ts', text: "import { type A, a } from '../core/a.js';" }];
+    expect(folderCycles(folderGraph(two))).toEqual([['core', 'jobs', 'core']]);
+    const typeOnly = [{ rel: 'core/a.ts', text: "import { b } from '../jobs/b.js';" }, { rel: 'jobs/b.ts', text: "import type { A } from '../core/a.js';" }];
+    expect(folderCycles(folderGraph(typeOnly))).toEqual([]);
+    const three = [
+      { rel: 'a/x.ts', text: "import '../b/y.js';" },
+      { rel: 'b/y.ts', text: "import '../c/z.js';" },
+      { rel: 'c/z.ts', text: "import '../a/x.js';" },
+    ];
+    expect(folderCycles(folderGraph(three))).toHaveLength(1);
+    const layered = [{ rel: 'app.ts', text: "import './files/feature.js';" }, { rel: 'files/feature.ts', text: "import '../core/ids.js';" }];
+    expect(folderCycles(folderGraph(layered))).toEqual([]);
+  });
+});
+
 describe('src/ keeps the layout', () => {
   it('reads the source tree', () => {
     expect(files.length).toBeGreaterThan(50);
@@ -136,6 +190,10 @@ describe('src/ keeps the layout', () => {
   it('has route modules that get services, never repositories or the raw handle', () => {
     expect(files.filter((f) => isRouteModule(f.text)).length).toBeGreaterThan(5);
     expect(files.flatMap((f) => routeProblems(f.rel, f.text))).toEqual([]);
+  });
+
+  it('has no loop between folders', () => {
+    expect(folderCycles(folderGraph(files))).toEqual([]);
   });
 
   it('has src/http/ importing no feature folder', () => {

@@ -4,8 +4,8 @@
  */
 import type { Command } from 'commander';
 import type { Db } from '../db/connect.js';
-import type { ProjectService } from '../core/projects.js';
-import { StorageService, type CustomStorage } from '../storages/service.js';
+import type { ProjectService } from '../projects/service.js';
+import { StorageService, type CustomStorage } from '../copies/storages/service.js';
 
 export interface CliHelpers {
   storeOptions(cmd: Command): Command;

@@ -9,8 +9,8 @@ import type { AppContext } from '../context.js';
 import type { RenderStoredFile } from '../feature.js';
 import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
-import type { Initiator } from '../core/events.js';
-import type { ProjectRow } from '../core/projects.js';
+import type { Initiator } from '../jobs/file-events.js';
+import type { ProjectRow } from '../projects/service.js';
 import { extensionOf } from './pattern.js';
 import { checkCopySize, type CopySource } from './source.js';
 

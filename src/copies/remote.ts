@@ -8,8 +8,8 @@ import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import type { RenderStoredFile } from '../feature.js';
 import { AppError } from '../core/errors.js';
-import { StorageService } from '../storages/service.js';
-import { StorageWriter } from '../storages/s3.js';
+import { StorageService } from './storages/service.js';
+import { StorageWriter } from './storages/s3.js';
 import { effectsForKey, expandPattern, extensionOf, validatePattern } from './pattern.js';
 import { checkCopySize, type CopySource } from './source.js';
 

@@ -1,7 +1,7 @@
 /** REST: list, info, store, delete and the batch forms of store and delete. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
-import { apiInitiator } from '../core/events.js';
+import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
 import { restFileJson } from '../core/file-json.js';
 import { jsonBody, sendJson } from '../http/common/json.js';

@@ -1,7 +1,7 @@
 /** REST: file metadata (spec "File metadata"), with the key/value limits enforced by core. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.js';
-import { apiInitiator } from '../core/events.js';
+import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
 

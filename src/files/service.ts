@@ -11,12 +11,12 @@ import { FileRepo, type ListQuery } from './repo.js';
 import { enqueue } from '../jobs/queue.js';
 import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
-import { recordEvent, systemInitiator, type Initiator } from '../core/events.js';
+import { recordEvent, systemInitiator, type Initiator } from '../jobs/file-events.js';
 import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid, parseUuid } from '../core/ids.js';
 import { validateKeyCount, validateMetadataKey, validateMetadataValue } from '../core/metadata.js';
-import type { ProjectRow } from '../core/projects.js';
+import type { ProjectRow } from '../projects/service.js';
 import { nowUs } from '../core/time.js';
 
 export const BLOB_DELETE_JOB = 'blob.delete';

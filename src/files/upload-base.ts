@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MultipartFile } from '@fastify/multipart';
 import type { AppContext } from '../context.js';
-import { apiInitiator } from '../core/events.js';
+import { apiInitiator } from '../jobs/file-events.js';
 import type { StagedBlob } from './service.js';
 import { fileTooLarge, mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';

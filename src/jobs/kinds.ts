@@ -7,7 +7,7 @@
  * Payloads are plain JSON data. The types live here (the kernel), not in the features that own
  * the kinds, so the queue imports no feature.
  */
-import type { FileEvent } from '../core/events.js';
+import type { FileEvent } from './file-events.js';
 
 /** Payload of a job proposed once per period (jobs/periodic.ts). */
 export interface PeriodicPayload {
@@ -29,7 +29,7 @@ export interface WebhookDeliveryPayload {
 }
 
 export interface JobPayloads {
-  /** A file event recorded with its change (core/events.ts); the webhooks feature fans it out. */
+  /** A file event recorded with its change (jobs/file-events.ts); the webhooks feature fans it out. */
   'event.file': FileEvent;
   'webhook.deliver': WebhookDeliveryPayload;
   /** Hourly: old webhook attempt records. */

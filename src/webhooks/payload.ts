@@ -3,7 +3,7 @@
  * file object (with appdata) and the upload-info fields the spec's table names, so readers of
  * either shape work. `hook` never carries the signing secret.
  */
-import type { FileEvent, Initiator } from '../core/events.js';
+import type { FileEvent, Initiator } from '../jobs/file-events.js';
 import type { FileRecord, ImageInfo } from '../core/file-record.js';
 import { formatUs } from '../core/time.js';
 import { restFileJson, type RestFileJson, type UrlBases } from '../core/file-json.js';

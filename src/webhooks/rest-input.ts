@@ -4,7 +4,7 @@
  * documented `` `target_url` is missing.`` detail (wire-reference §2.2, §2.10).
  */
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
-import { FILE_EVENTS } from '../core/events.js';
+import { FILE_EVENTS } from '../jobs/file-events.js';
 import type { SubscriptionPatch } from './repo.js';
 
 export const PAYLOAD_VERSIONS = ['0.7'] as const;

@@ -6,12 +6,12 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { AppError, isAppError } from '../../core/errors.js';
 import { restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
 import type { AppContext } from '../../context.js';
-import type { ProjectRow } from '../../core/projects.js';
+import type { ProjectRow } from '../../projects/service.js';
 import { rawBody, sendJson } from '../common/json.js';
 import { isSecure, proxyMatcher } from '../common/trust.js';
 import type { RoutePlugin } from '../../feature.js';
 import type { HttpsOptions } from '../common/tls.js';
-import { restLimiter, throttleRest } from '../../throttle/http.js';
+import { restLimiter, throttleRest } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 

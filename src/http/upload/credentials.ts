@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import { operationsCost, verifyUploadCredentials } from '../../auth/upload-credentials.js';
 import { AppError } from '../../core/errors.js';
-import type { ProjectRow } from '../../core/projects.js';
+import type { ProjectRow } from '../../projects/service.js';
 import type { AppContext } from '../../context.js';
 import { TokenUsageRepo } from '../../db/token-usage.js';
 import { firstOf, type Params } from './params.js';

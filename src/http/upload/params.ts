@@ -3,7 +3,7 @@
  * This module reads the public key and store choice under every name the clients use.
  */
 import type { AppContext } from '../../context.js';
-import type { ProjectRow } from '../../core/projects.js';
+import type { ProjectRow } from '../../projects/service.js';
 import type { StoreChoice } from '../../core/file-record.js';
 import { parseBoolean, UPLOAD_API_BOOLEANS } from '../../core/booleans.js';
 import { validateMetadata } from '../../core/metadata.js';

@@ -13,7 +13,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
-import type { ProjectRow } from '../../core/projects.js';
+import type { ProjectRow } from '../../projects/service.js';
 import { authorizeUpload, type SignedEndpoint } from './credentials.js';
 import { requireProject, type KeyLabel, type Params } from './params.js';
 

@@ -11,7 +11,7 @@ import type { HttpsOptions } from '../common/tls.js';
 import { MAX_FILES_PER_REQUEST } from './limits.js';
 import { renderUploadError, uploadError } from './errors.js';
 import { publicKeyFields } from './params.js';
-import { throttleUpload, uploadLimiters } from '../../throttle/http.js';
+import { throttleUpload, uploadLimiters } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 

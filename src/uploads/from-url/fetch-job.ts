@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
-import { apiInitiator } from '../../core/events.js';
+import { apiInitiator } from '../../jobs/file-events.js';
 import { fileBlobKey } from '../../core/file-record.js';
 import type { ClaimedJob } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';

@@ -7,9 +7,9 @@
 import crypto from 'node:crypto';
 import type { PutResult } from '../../blobs/store.js';
 import type { AppContext } from '../../context.js';
-import { apiInitiator } from '../../core/events.js';
+import { apiInitiator } from '../../jobs/file-events.js';
 import { fileBlobKey, type FileRecord, type StoreChoice } from '../../core/file-record.js';
-import type { ProjectRow } from '../../core/projects.js';
+import type { ProjectRow } from '../../projects/service.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
 import { uploadError } from '../../http/upload/errors.js';

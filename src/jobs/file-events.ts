@@ -3,7 +3,7 @@
  * webhook dispatcher consumes them from the job queue; nothing is sent from a request handler.
  */
 import type { DbOrTrx } from '../db/connect.js';
-import { enqueue } from '../jobs/queue.js';
+import { enqueue } from './queue.js';
 
 export const FILE_EVENTS = ['file.uploaded', 'file.infected', 'file.stored', 'file.deleted', 'file.info_updated'] as const;
 export type FileEventName = (typeof FILE_EVENTS)[number];

@@ -3,10 +3,10 @@
  * the operator (`stowage storage add`), never through the API, so their endpoints are trusted
  * configuration; credentials are kept in the metadata store like the project's secret keys.
  */
-import type { Db } from '../db/connect.js';
-import { AppError } from '../core/errors.js';
-import { nowUs } from '../core/time.js';
-import { validatePattern } from '../copies/pattern.js';
+import type { Db } from '../../db/connect.js';
+import { AppError } from '../../core/errors.js';
+import { nowUs } from '../../core/time.js';
+import { validatePattern } from '../pattern.js';
 import { StorageRepo, type CustomStorage, type NewStorage } from './repo.js';
 
 export type { CustomStorage, NewStorage };

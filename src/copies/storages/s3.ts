@@ -14,8 +14,8 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ObjectCannedACL, S3Client } from '@aws-sdk/client-s3';
-import { AppError } from '../core/errors.js';
-import { AddressPolicy, parseAddress, parseAllowList } from '../net/address-policy.js';
+import { AppError } from '../../core/errors.js';
+import { AddressPolicy, parseAddress, parseAllowList } from '../../net/address-policy.js';
 import type { CustomStorage } from './repo.js';
 
 const refused = () => new AppError(400, 'BadRequest', 'The storage endpoint resolves to an address outside the outbound policy (see STOWAGE_OUTBOUND_ALLOW).');

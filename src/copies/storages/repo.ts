@@ -1,7 +1,7 @@
 /** Queries of the custom_storages table (see service.ts for what a custom storage is). */
 import type { Kysely, Selectable } from 'kysely';
-import type { Db } from '../db/connect.js';
-import type { Database } from '../db/schema.js';
+import type { Db } from '../../db/connect.js';
+import type { Database } from '../../db/schema.js';
 
 export interface CustomStorage {
   id: number;

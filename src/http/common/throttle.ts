@@ -4,11 +4,11 @@
  * in N seconds."}`, Upload `RequestThrottledError` (plain text or the jsonerrors envelope).
  */
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../core/errors.js';
-import type { AppContext } from '../context.js';
-import type { RateLimiter } from './limiter.js';
-import { nodeLimiter } from './redis.js';
-import { sdkHeaderKey } from '../http/upload/params.js';
+import { AppError } from '../../core/errors.js';
+import type { AppContext } from '../../context.js';
+import type { RateLimiter } from '../../throttle/limiter.js';
+import { nodeLimiter } from '../../throttle/redis.js';
+import { sdkHeaderKey } from '../upload/params.js';
 
 export function restLimiter(ctx: AppContext): RateLimiter {
   return nodeLimiter(ctx, 'rest', { perSec: ctx.config.rateRestPerSec, burst: ctx.config.rateRestBurst });

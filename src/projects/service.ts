@@ -1,8 +1,8 @@
 /** Projects and their keys: the tenancy unit of every API. */
-import { randomHex } from './ids.js';
-import { nowUs } from './time.js';
-import type { ProjectRepo, ProjectRow, SecretKeyRow } from '../db/projects.js';
-import { AppError } from './errors.js';
+import { randomHex } from '../core/ids.js';
+import { nowUs } from '../core/time.js';
+import type { ProjectRepo, ProjectRow, SecretKeyRow } from './repo.js';
+import { AppError } from '../core/errors.js';
 
 export type { ProjectRow, SecretKeyRow };
 

@@ -1,7 +1,7 @@
 /** Queries for projects and their secret keys. */
 import type { Kysely, Selectable } from 'kysely';
-import type { Db } from './connect.js';
-import type { Database } from './schema.js';
+import type { Db } from '../db/connect.js';
+import type { Database } from '../db/schema.js';
 
 export interface ProjectRow {
   id: number;
