@@ -6,8 +6,8 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from './helpers/server.js';
-import { uploadBase } from './helpers/rest.js';
+import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { uploadBase } from '../helpers/rest.js';
 
 let server: TestServer;
 let keys: ProjectKeys;

@@ -1,7 +1,7 @@
 /** Two processes on one SQLite file (a second node, or admin commands beside a server). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, usingPostgres, type ProjectKeys, type TestServer } from './helpers/server.js';
-import { restClient, uploadBase } from './helpers/rest.js';
+import { startServer, usingPostgres, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { restClient, uploadBase } from '../helpers/rest.js';
 
 let a: TestServer;
 let b: TestServer;

@@ -14,7 +14,7 @@ import {
   storeFiles,
   updateMetadata,
 } from '@uploadcare/rest-client';
-import { startServer, type ProjectKeys, type TestServer } from './helpers/server.js';
+import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 let keys: ProjectKeys;

@@ -1,8 +1,8 @@
 /** Malformed input on every surface gets a 4xx, never a 5xx, and the server keeps serving. */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from './helpers/server.js';
-import { restClient, uploadBase } from './helpers/rest.js';
+import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { restClient, uploadBase } from '../helpers/rest.js';
 
 let server: TestServer;
 let keys: ProjectKeys;

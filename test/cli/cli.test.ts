@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, newSchema, startServer, type TestServer } from './helpers/server.js';
-import { restClient } from './helpers/rest.js';
+import { ROOT, newSchema, startServer, type TestServer } from '../helpers/server.js';
+import { restClient } from '../helpers/rest.js';
 
 const BIN = path.join(ROOT, 'bin', 'stowage.js');
 const schema = newSchema();

@@ -8,8 +8,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { blobExists, startServer, testS3, type TestServer } from './helpers/server.js';
-import { restClient, uploadBase } from './helpers/rest.js';
+import { blobExists, startServer, testS3, type TestServer } from '../helpers/server.js';
+import { restClient, uploadBase } from '../helpers/rest.js';
 
 const MIN_AGE_MS = 6000;
 const servers: TestServer[] = [];

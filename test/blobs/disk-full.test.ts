@@ -12,10 +12,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, usingS3, type ProjectKeys, type TestServer } from './helpers/server.js';
-import { restClient } from './helpers/rest.js';
-import { get, postForm, postQuery, toRes, until } from './uploads/helpers.js';
-import { startOrigin, type Origin } from './uploads/origin.js';
+import { startServer, usingS3, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { restClient } from '../helpers/rest.js';
+import { get, postForm, postQuery, toRes, until } from '../uploads/helpers.js';
+import { startOrigin, type Origin } from '../uploads/origin.js';
 
 const MiB = 1024 * 1024;
 const TMPFS_BYTES = 48 * MiB;

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from './helpers/server.js';
-import { restClient, uploadBase } from './helpers/rest.js';
+import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { restClient, uploadBase } from '../helpers/rest.js';
 
 let server: TestServer;
 let keys: ProjectKeys;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobExists, startServer, type ProjectKeys, type TestServer } from './helpers/server.js';
-import { restClient, uploadBase } from './helpers/rest.js';
+import { blobExists, startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { restClient, uploadBase } from '../helpers/rest.js';
 
 let server: TestServer;
 let keys: ProjectKeys;
