@@ -102,9 +102,18 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
+    const file = this.cfg.database as SQLite.Database;
     return new (class extends SqliteDriver {
       override async beginTransaction(connection: DatabaseConnection): Promise<void> {
         await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      }
+
+      // SQLite rolls a transaction back by itself when a statement fails with SQLITE_FULL (or
+      // IOERR, NOMEM...); the ROLLBACK that follows would then fail and replace that error with
+      // "cannot rollback - no transaction is active" (a 500 instead of the full disk's 507).
+      override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+        if (!file.inTransaction) return;
+        await connection.executeQuery(CompiledQuery.raw('rollback'));
       }
     })(this.cfg);
   }
