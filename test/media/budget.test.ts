@@ -9,35 +9,13 @@ import { parsePlan } from '../../src/media/plan.js';
 import { render, type RenderContext } from '../../src/media/render.js';
 import { MAX_OPERATIONS } from '../../src/media/limits.js';
 import * as fx from './fixtures.js';
+import { longestBlock } from '../helpers/event-loop.js';
 
 const ctx: RenderContext = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };
 /** For renders that measure the event loop: slow on a loaded machine, and not about the deadline. */
 const patient: RenderContext = { ...ctx, timeoutMs: 120_000 };
 const plan = (url: string) => parsePlan(url.split('/').filter(Boolean));
 const run = (path: string, url: string, c: RenderContext = ctx) => render({ path, mime: 'image/png' }, plan(url), c);
-
-/**
- * Longest time the event loop was busy between two 5 ms timer ticks while `work` runs. Event-loop
- * utilisation counts only time spent outside the poll for I/O, so a loop that merely waits for
- * the CPU on a loaded machine does not count as blocked; a JS loop over pixels does.
- */
-async function longestBlock<T>(work: () => Promise<T>): Promise<{ result: T; blocked: number }> {
-  let prev = performance.eventLoopUtilization();
-  let blocked = 0;
-  const sample = (): void => {
-    const now = performance.eventLoopUtilization();
-    blocked = Math.max(blocked, performance.eventLoopUtilization(now, prev).active);
-    prev = now;
-  };
-  const timer = setInterval(sample, 5);
-  try {
-    const result = await work();
-    sample();
-    return { result, blocked };
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 describe('refused from the plan, before any byte is read', () => {
   test(`at most ${MAX_OPERATIONS} operations in one URL`, () => {

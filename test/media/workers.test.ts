@@ -9,6 +9,7 @@ import { parsePlan } from '../../src/media/plan.js';
 import { render, type RenderContext } from '../../src/media/render.js';
 import { closeDecodePool } from '../../src/media/pipeline/decode-pool.js';
 import * as fx from './fixtures.js';
+import { longestBlock } from '../helpers/event-loop.js';
 
 afterAll(() => closeDecodePool());
 
@@ -29,24 +30,6 @@ function denseTga(w: number, h: number): string {
   b[17] = 0x20;
   for (let i = 0; i < packets; i++) b.set([0xff, 40, 80, 120], 18 + i * 4);
   return fx.file(`dense-${w}x${h}.tga`, b);
-}
-
-async function longestBlock<T>(work: () => Promise<T>): Promise<{ result: T; blocked: number }> {
-  let prev = performance.eventLoopUtilization();
-  let blocked = 0;
-  const sample = (): void => {
-    const now = performance.eventLoopUtilization();
-    blocked = Math.max(blocked, performance.eventLoopUtilization(now, prev).active);
-    prev = now;
-  };
-  const timer = setInterval(sample, 5);
-  try {
-    const result = await work();
-    sample();
-    return { result, blocked };
-  } finally {
-    clearInterval(timer);
-  }
 }
 
 describe('decode pool', () => {

@@ -5,7 +5,8 @@
  * a PixelKernel (plain data) and the stage runs it in a worker thread (decode-pool.ts): a loop over
  * every pixel of a large image must not hold the main thread.
  */
-import type { RawImage } from './types.js';
+/** Decoded pixels, 8 bits per channel, rows packed. */
+export interface RawImage { data: Buffer; width: number; height: number; channels: 3 | 4 }
 
 export type Mat3 = [number, number, number, number, number, number, number, number, number];
 export const IDENTITY: Mat3 = [1, 0, 0, 0, 1, 0, 0, 0, 1];

@@ -4,7 +4,9 @@
  */
 import type { Sharp, SharpOptions } from 'sharp';
 import type { Rgba } from './params.js';
-import type { PixelKernel } from './pixels.js';
+import type { PixelKernel, RawImage } from './pixels.js';
+
+export type { RawImage };
 
 /**
  * - `setting`: output option read by the encoder; position in the URL does not matter.
@@ -31,8 +33,6 @@ export interface OpDef<A> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyOp = OpDef<any>;
-
-export interface RawImage { data: Buffer; width: number; height: number; channels: 3 | 4 }
 
 export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
 export type Quality = 'smart' | 'smart_retina' | 'normal' | 'better' | 'best' | 'lighter' | 'lightest';
