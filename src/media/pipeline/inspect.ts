@@ -2,12 +2,11 @@
  * What a stored file is, decided from its bytes (never from what the client claimed): mime type by
  * magic numbers, then image facts for images. Reads only headers, so it is cheap for any size.
  */
-import fsp from 'node:fs/promises';
 import { fileTypeFromBuffer } from 'file-type';
 import type { ContentInfo } from '../../core/file-record.js';
 import { readImageInfo } from './image-info.js';
+import { readHead } from './source.js';
 import { MAX_INPUT_PIXELS } from '../limits.js';
-
 
 export interface Inspection {
   mimeType: string;
@@ -27,17 +26,6 @@ export async function inspectFile(path: string): Promise<Inspection> {
   if (!image) return { mimeType, isImage: false, contentInfo };
   contentInfo.image = image;
   return { mimeType, isImage: image.width * image.height <= MAX_INPUT_PIXELS, contentInfo };
-}
-
-async function readHead(path: string, bytes: number): Promise<Buffer> {
-  const handle = await fsp.open(path, 'r');
-  try {
-    const buf = Buffer.alloc(bytes);
-    const { bytesRead } = await handle.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
 }
 
 /** Magic numbers first; then the text formats file-type leaves out (SVG, plain text). */
