@@ -26,6 +26,7 @@ import { loadTls } from './http/common/tls.js';
 import { createFeatures } from './features.js';
 import type { Feature, RoutePlugin } from './feature.js';
 import { NodeHealth } from './http/common/health.js';
+import { NodeMetrics } from './http/common/metrics.js';
 import { applyRequestTimeouts, requestTimeoutsFor } from './http/common/timeouts.js';
 import { closeRedis, openRedis, waitForRedis } from './net/redis.js';
 
@@ -56,7 +57,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const queue = new JobQueue(db);
   const worker = new Worker(queue, log, config.jobPollMs, 8);
   const redis = openRedis(config.redisUrl, log);
-  const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, redis, queue, worker };
+  const metrics = new NodeMetrics(log, config.metrics);
+  const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, redis, queue, worker, metrics };
+  metrics.gauge('stowage_job_queue_lag_seconds', 'How long the oldest due job has waited to be claimed (0 when none waits)', async () => (await queue.stats()).lagMs / 1000);
+  metrics.gauge('stowage_jobs_dead', 'Jobs that exhausted their attempts (kept until pruned)', async () => (await queue.stats()).dead);
   await waitForRedis(redis, log);
   const features = await createFeatures(ctx);
   const maintenance = queueMaintenance(queue);
@@ -69,9 +73,16 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const servers: Array<{ surface: 'rest' | 'upload' | 'cdn'; close: () => Promise<void>; port: () => number; http: http.Server }> = [];
   const ports = { rest: config.restPort, upload: config.uploadPort, cdn: config.cdnPort };
   const fastifyApps: Array<['rest' | 'upload', FastifyInstance]> = [];
-  if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls, routes((f) => f.restRoutes))]);
+  if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls, routes((f) => f.restRoutes), {
+    open: routes((f) => f.openRestRoutes),
+    sessions: features.flatMap((f) => (f.restSession ? [f.restSession] : [])),
+  })]);
   if (config.only.includes('upload')) fastifyApps.push(['upload', await buildUploadServer(ctx, tls, routes((f) => f.uploadRoutes))]);
   for (const [surface, app] of fastifyApps) {
+    // The matched route pattern labels the request's metrics (never the raw URL: few series). Set
+    // on arrival (routing is done by then): routes that answer on the raw response skip onResponse.
+    app.addHook('onRequest', async (req, reply) => metrics.routeLabel(reply.raw, req.routeOptions.url));
+    metrics.attach(app.server, surface);
     health.attach(app.server);
     applyRequestTimeouts(app.server, requestTimeoutsFor(config, surface));
     await app.listen({ host: config.host, port: ports[surface] });
@@ -80,6 +91,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   }
   if (config.only.includes('cdn')) {
     const cdn = buildCdnServer(ctx, tls, Object.assign({}, ...features.map((f) => f.cdn ?? {})));
+    metrics.attach(cdn, 'cdn');
     health.attach(cdn);
     applyRequestTimeouts(cdn, requestTimeoutsFor(config, 'cdn'));
     await listen(cdn, config.host, config.cdnPort);

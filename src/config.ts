@@ -43,6 +43,10 @@ const schema = z.object({
   tlsKeyFile: z.string().optional(),
   /** Peers whose X-Forwarded-Proto (REST) and X-Forwarded-For (Upload API client address) are believed (IP addresses or CIDRs). */
   trustedProxies: csv,
+  /** REST: accept `Svc.Simple` over plain HTTP from a direct loopback connection (no proxy headers); elsewhere it needs HTTPS. */
+  simpleAuthLoopback: bool,
+  /** GET /metrics (Prometheus text format) on every surface. */
+  metrics: bool,
   /** Networks the outbound client may reach despite the SSRF guard. */
   outboundAllow: csv,
   jobPollMs: z.coerce.number().int().positive(),
@@ -55,6 +59,12 @@ const schema = z.object({
   multipartTtlMs: z.coerce.number().int().positive(),
   /** Uploads feature: lease of a multipart completion, renewed while it runs; a crashed node's completion can be retried after it. */
   multipartClaimLeaseMs: z.coerce.number().int().min(1000),
+  /** tus feature: an unfinished tus upload expires this long after its last accepted chunk (its bytes are swept). */
+  tusTtlMs: z.coerce.number().int().positive(),
+  /** tus feature: how often some node sweeps expired tus uploads. */
+  tusSweepMs: z.coerce.number().int().positive(),
+  /** tus feature: total Upload-Length of one project's unfinished tus uploads. */
+  tusProjectMaxBytes: z.coerce.number().int().positive(),
   /** Uploads feature: total deadline of one from_url download. */
   fromUrlTimeoutMs: z.coerce.number().int().positive(),
   /** Uploads feature: job lease of a from_url fetch, renewed while it runs; a dead node's fetch restarts after it. */
@@ -135,6 +145,30 @@ const schema = z.object({
   leftoversSweepMs: z.coerce.number().int().min(100),
   /** Readiness: below this many free bytes in the data dir's file system the node reports not ready (0 = never). */
   minFreeBytes: z.coerce.number().int().min(0),
+  /** Add-ons: job lease of one execution, renewed while it runs; a killed node's execution restarts after it. */
+  addonLeaseMs: z.coerce.number().int().min(1000),
+  /** Add-ons: wall-clock bound of one run (past it the status is `error`). */
+  addonTimeoutMs: z.coerce.number().int().min(1000),
+  /** Add-ons: executions one node runs at once (slots of their own). */
+  addonConcurrency: z.coerce.number().int().positive(),
+  /** Add-ons: where clamd listens: a unix socket path, or host:port for TCP. */
+  clamdAddress: z.string().min(1),
+  /** Conversions: jobs of each kind running at once on a node, and the time bound of one job's tools. */
+  convertDocumentConcurrency: z.coerce.number().int().min(1),
+  convertVideoConcurrency: z.coerce.number().int().min(1),
+  convertDocumentTimeoutMs: z.coerce.number().int().min(100),
+  convertVideoTimeoutMs: z.coerce.number().int().min(100),
+  /** Largest source a conversion accepts (bytes). */
+  convertMaxBytes: z.coerce.number().int().positive(),
+  /** Optional plugins the operator installs (`stowage plugin install …`); empty = <dataDir>/plugins. */
+  pluginsDir: z.string(),
+  /** remove_bg: the plugin's model (small, medium, large) and the most memory its process may use. */
+  removeBgModel: z.enum(['small', 'medium', 'large']),
+  removeBgMaxRssBytes: z.coerce.number().int().min(256 * 1024 ** 2),
+  /** Dashboard: a token that signs in to any project's dashboard (with its public key); unset: key logins only. */
+  dashboardAdminToken: z.string().min(32, 'at least 32 characters').optional(),
+  /** Dashboard: how long a sign-in lasts. */
+  dashboardSessionTtlMs: z.coerce.number().int().min(60_000),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -152,12 +186,17 @@ export const DEFAULTS = {
   unstoredTtlMs: 24 * 3600 * 1000,
   sdkAliases: true,
   trustedProxies: [],
+  simpleAuthLoopback: true,
+  metrics: true,
   outboundAllow: [],
   jobPollMs: 1000,
   expirySweepMs: 60_000,
   logLevel: 'info',
   multipartTtlMs: 24 * 3600 * 1000,
   multipartClaimLeaseMs: 60_000,
+  tusTtlMs: 24 * 3600 * 1000,
+  tusSweepMs: 60_000,
+  tusProjectMaxBytes: 50 * 1024 ** 3,
   fromUrlTimeoutMs: 10 * 60 * 1000,
   fromUrlLeaseMs: 30_000,
   rateRestPerSec: 100,
@@ -197,6 +236,19 @@ export const DEFAULTS = {
   minFreeBytes: 1024 ** 3,
   leftoversMinAgeMs: 6 * 3600_000,
   leftoversSweepMs: 3600_000,
+  addonLeaseMs: 30_000,
+  addonTimeoutMs: 120_000,
+  addonConcurrency: 2,
+  clamdAddress: '/var/run/clamav/clamd.ctl',
+  convertDocumentConcurrency: 1,
+  convertVideoConcurrency: 1,
+  convertDocumentTimeoutMs: 120_000,
+  convertVideoTimeoutMs: 600_000,
+  convertMaxBytes: 1024 ** 3,
+  pluginsDir: '',
+  removeBgModel: 'medium',
+  removeBgMaxRssBytes: 3 * 1024 ** 3,
+  dashboardSessionTtlMs: 8 * 3600 * 1000,
 } as const;
 
 /** Environment variable for each key (STOWAGE_ + upper snake case). */
@@ -217,6 +269,8 @@ const ENV_NAMES: Record<keyof Config, string> = {
   tlsCertFile: 'STOWAGE_TLS_CERT_FILE',
   tlsKeyFile: 'STOWAGE_TLS_KEY_FILE',
   trustedProxies: 'STOWAGE_TRUSTED_PROXIES',
+  simpleAuthLoopback: 'STOWAGE_SIMPLE_AUTH_LOOPBACK',
+  metrics: 'STOWAGE_METRICS',
   outboundAllow: 'STOWAGE_OUTBOUND_ALLOW',
   jobPollMs: 'STOWAGE_JOB_POLL_MS',
   expirySweepMs: 'STOWAGE_EXPIRY_SWEEP_MS',
@@ -224,6 +278,9 @@ const ENV_NAMES: Record<keyof Config, string> = {
   logLevel: 'STOWAGE_LOG_LEVEL',
   multipartTtlMs: 'STOWAGE_MULTIPART_TTL_MS',
   multipartClaimLeaseMs: 'STOWAGE_MULTIPART_CLAIM_LEASE_MS',
+  tusTtlMs: 'STOWAGE_TUS_TTL_MS',
+  tusSweepMs: 'STOWAGE_TUS_SWEEP_MS',
+  tusProjectMaxBytes: 'STOWAGE_TUS_PROJECT_MAX_BYTES',
   fromUrlTimeoutMs: 'STOWAGE_FROM_URL_TIMEOUT_MS',
   fromUrlLeaseMs: 'STOWAGE_FROM_URL_LEASE_MS',
   rateRestPerSec: 'STOWAGE_RATE_REST_PER_SEC',
@@ -269,6 +326,20 @@ const ENV_NAMES: Record<keyof Config, string> = {
   minFreeBytes: 'STOWAGE_MIN_FREE_BYTES',
   leftoversMinAgeMs: 'STOWAGE_LEFTOVERS_MIN_AGE_MS',
   leftoversSweepMs: 'STOWAGE_LEFTOVERS_SWEEP_MS',
+  addonLeaseMs: 'STOWAGE_ADDON_LEASE_MS',
+  addonTimeoutMs: 'STOWAGE_ADDON_TIMEOUT_MS',
+  addonConcurrency: 'STOWAGE_ADDON_CONCURRENCY',
+  clamdAddress: 'STOWAGE_CLAMD_ADDRESS',
+  convertDocumentConcurrency: 'STOWAGE_CONVERT_DOCUMENT_CONCURRENCY',
+  convertVideoConcurrency: 'STOWAGE_CONVERT_VIDEO_CONCURRENCY',
+  convertDocumentTimeoutMs: 'STOWAGE_CONVERT_DOCUMENT_TIMEOUT_MS',
+  convertVideoTimeoutMs: 'STOWAGE_CONVERT_VIDEO_TIMEOUT_MS',
+  convertMaxBytes: 'STOWAGE_CONVERT_MAX_BYTES',
+  pluginsDir: 'STOWAGE_PLUGINS_DIR',
+  removeBgModel: 'STOWAGE_REMOVE_BG_MODEL',
+  removeBgMaxRssBytes: 'STOWAGE_REMOVE_BG_MAX_RSS_BYTES',
+  dashboardAdminToken: 'STOWAGE_DASHBOARD_ADMIN_TOKEN',
+  dashboardSessionTtlMs: 'STOWAGE_DASHBOARD_SESSION_TTL_MS',
 };
 
 export class ConfigError extends Error {}
@@ -305,7 +376,8 @@ export function loadConfig(flags: Partial<Record<keyof Config, unknown>> = {}, e
   if (cfg.databaseUrl && !/^postgres(ql)?:\/\//.test(cfg.databaseUrl)) {
     throw new ConfigError('invalid configuration:\n  databaseUrl must start with postgres:// (leave empty for SQLite)');
   }
-  return { ...cfg, dataDir: path.resolve(cfg.dataDir) };
+  const dataDir = path.resolve(cfg.dataDir);
+  return { ...cfg, dataDir, pluginsDir: path.resolve(cfg.pluginsDir || path.join(dataDir, 'plugins')) };
 }
 
 export function kebab(key: string): string {

@@ -9,6 +9,7 @@ import type { ProjectService } from './projects/service.js';
 import type { JobQueue } from './jobs/queue.js';
 import type { Worker } from './jobs/worker.js';
 import type { UrlBases } from './core/file-json.js';
+import type { NodeMetrics } from './http/common/metrics.js';
 
 export interface AppContext {
   config: Config;
@@ -23,4 +24,6 @@ export interface AppContext {
   redis: Redis | null;
   queue: JobQueue;
   worker: Worker;
+  /** The node's Prometheus registry: features add their counters and scrape-time gauges. */
+  metrics: NodeMetrics;
 }

@@ -4,7 +4,7 @@
  * servers and the job worker. Nothing is registered by mutating a server module.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FileRecord } from './core/file-record.js';
 import type { CdnHandlers } from './http/cdn/server.js';
 import type { JobHandlers } from './jobs/worker.js';
@@ -19,6 +19,13 @@ export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
 export interface Feature {
   name: string;
   restRoutes?: RoutePlugin;
+  /**
+   * REST-surface routes that authenticate on their own (the dashboard's pages and sign-in): the
+   * API's Accept, signature, throttle and CORS hooks skip them.
+   */
+  openRestRoutes?: RoutePlugin;
+  /** Another way into the REST API than a signature: a browser session (the dashboard). */
+  restSession?: RestSessionAuth;
   uploadRoutes?: RoutePlugin;
   /** CDN requests of one kind (file or group) this feature answers. */
   cdn?: Partial<CdnHandlers>;
@@ -30,6 +37,13 @@ export interface Feature {
   schedules?: PeriodicSchedule[];
 }
 
+/**
+ * Authenticates a REST API request by a browser session. Answers the project id, or null when the
+ * request carries no session (the signature check runs then); throws an AppError (401/403) for a
+ * session that ended or a write from another site.
+ */
+export type RestSessionAuth = (req: FastifyRequest) => Promise<number | null>;
+
 /*
  * Services one feature hands another through features.ts (a feature imports no other feature's
  * folder). Both come from the delivery feature.
@@ -40,3 +54,10 @@ export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: File
 
 /** Renders a stored image through the pipeline (copies with operations). */
 export type RenderStoredFile = (file: FileRecord, plan: Plan) => Promise<RenderResult>;
+
+/**
+ * Makes a group of the project's files, in order (the groups feature), for conversions that save
+ * pages or thumbnails in a group. `uuid`: the group's uuid when the caller chose it in advance.
+ * Returns the group's public id `<uuid>~N`.
+ */
+export type MakeGroup = (projectId: number, fileUuids: string[], uuid?: string) => Promise<string>;

@@ -5,22 +5,31 @@
  */
 import type { AppContext } from './context.js';
 import type { Feature } from './feature.js';
+import { conversionsFeature } from './conversions/feature.js';
 import { copiesFeature } from './copies/feature.js';
 import { deliveryFeature } from './delivery/feature.js';
 import { filesFeature } from './files/feature.js';
 import { groupsFeature } from './groups/feature.js';
 import { uploadsFeature } from './uploads/feature.js';
 import { webhooksFeature } from './webhooks/feature.js';
+import { addonsFeature } from './addons/feature.js';
+import { tusFeature } from './tus/feature.js';
+import { dashboardFeature } from './dashboard/feature.js';
 
 export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
   // Every node renders (copies with operations); only a CDN node serves files and keeps a cache.
   const delivery = await deliveryFeature(ctx, { serveCdn: ctx.config.only.includes('cdn') });
+  const groups = groupsFeature(ctx, { deliver: delivery.deliver });
   return [
     filesFeature(ctx),
     delivery,
-    groupsFeature(ctx, { deliver: delivery.deliver }),
+    groups,
     copiesFeature(ctx, { render: delivery.render }),
     uploadsFeature(ctx),
+    tusFeature(ctx),
     webhooksFeature(ctx),
+    addonsFeature(ctx),
+    await conversionsFeature(ctx, { makeGroup: groups.makeGroup, deliver: delivery.deliver }),
+    dashboardFeature(ctx),
   ];
 }

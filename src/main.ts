@@ -3,11 +3,17 @@
  * from flags, then STOWAGE_* environment variables, then defaults (see config.ts).
  */
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { baseUrls, ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, openStores, startApp } from './app.js';
 import { OPERATOR_BOOLEANS, parseBoolean } from './core/booleans.js';
 import { isAppError } from './core/errors.js';
 import { registerStorageCommands } from './cli/storage.js';
+import { registerDoctorCommand } from './cli/doctor.js';
+import { doctorChecks } from './doctor-checks.js';
+import { AddonSettings, parseAddonList } from './addons/settings.js';
+import { CDN_TOKEN_MAX_TTL_S } from './projects/service.js';
+import { registerPluginCommands } from './cli/plugins.js';
+import { registerImportCommand } from './cli/import.js';
 
 type Flags = Partial<Record<keyof Config, unknown>>;
 
@@ -120,13 +126,47 @@ export function buildCli(): Command {
     .requiredOption('--pub-key <key>', 'project public key')
     .option('--signed-uploads <on|off>', 'require upload tokens or signatures')
     .option('--autostore <on|off>', 'store uploads by default')
+    .option('--addons-on-upload <names|none>', 'add-ons run on every upload, comma-separated (e.g. uc_clamav_virus_scan), or none')
+    .option('--signed-cdn <on|off>', 'require a signed token on CDN URLs (docs/cdn-signed-urls.md)')
     .action(async (opts: Record<string, unknown>) => {
-      await withStores(opts, async ({ projects }) => {
-        const patch: { signedUploads?: boolean; autostore?: boolean } = {};
+      await withStores(opts, async ({ db, projects }) => {
+        const patch: { signedUploads?: boolean; autostore?: boolean; signedCdn?: boolean } = {};
         if (opts['signedUploads'] !== undefined) patch.signedUploads = onOff(String(opts['signedUploads']));
         if (opts['autostore'] !== undefined) patch.autostore = onOff(String(opts['autostore']));
+        if (opts['signedCdn'] !== undefined) patch.signedCdn = onOff(String(opts['signedCdn']));
         const p = await projects.update(String(opts['pubKey']), patch);
-        process.stdout.write(`${p.pubKey}: autostore ${p.autostore ? 'on' : 'off'}, signed uploads ${p.signedUploads ? 'on' : 'off'}\n`);
+        const addons = new AddonSettings(db);
+        if (opts['addonsOnUpload'] !== undefined) await addons.setOnUpload(p.id, parseAddonList(String(opts['addonsOnUpload'])));
+        const onUpload = await addons.onUpload(p.id);
+        process.stdout.write(
+          `${p.pubKey}: autostore ${p.autostore ? 'on' : 'off'}, signed uploads ${p.signedUploads ? 'on' : 'off'}, add-ons on upload: ${onUpload.join(',') || 'none'}, signed CDN ${p.signedCdn ? 'on' : 'off'}\n`,
+        );
+      });
+    });
+  storeOptions(project.command('cdn-key').description('print the hex key signed CDN tokens are made with (for SDK token builders)'))
+    .requiredOption('--pub-key <key>', 'project public key')
+    .option('--rotate', 'replace the key: every token made with the old one stops working', false)
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        process.stdout.write(`${await projects.cdnKey(String(opts['pubKey']), opts['rotate'] === true)}\n`);
+      });
+    });
+  storeOptions(project.command('cdn-token').description('mint a signed CDN URL'))
+    .requiredOption('--pub-key <key>', 'project public key')
+    .requiredOption('--path <path>', 'CDN path (<uuid>/…, <group>~N/…) or CDN URL')
+    .option('--expire-in <seconds>', 'lifetime in seconds', '300')
+    .option('--wildcard', 'grant every URL under the path', false)
+    .option('--exact-url', 'a token for this one URL (no acl)', false)
+    .option('--cdn-base <url>', 'public CDN base URL [STOWAGE_CDN_BASE_URL]')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: Record<string, unknown>) => {
+      await withStores(opts, async ({ projects }) => {
+        const ttlS = Number(opts['expireIn']);
+        if (!Number.isInteger(ttlS) || ttlS < 1 || ttlS > CDN_TOKEN_MAX_TTL_S) throw new Error(`--expire-in must be 1 to ${CDN_TOKEN_MAX_TTL_S} seconds`);
+        const project = await projects.require(String(opts['pubKey']));
+        const base = cdnBaseOf(opts).replace(/\/+$/, '');
+        const minted = await projects.mintCdnToken(project.id, base, { path: String(opts['path']), ttlS, wildcard: opts['wildcard'] === true, exactUrl: opts['exactUrl'] === true });
+        process.stdout.write(opts['json'] ? JSON.stringify(minted) + '\n' : `${minted.url}\n`);
       });
     });
 
@@ -159,7 +199,16 @@ export function buildCli(): Command {
       });
     });
   registerStorageCommands(program, { storeOptions, withStores });
+  registerPluginCommands(program);
+  registerDoctorCommand(program, { storeOptions, flagsOf, checks: doctorChecks });
+  registerImportCommand(program, { storeOptions, flagsOf });
   return program;
+}
+
+/** The CDN base a minted URL starts with: the flag, else STOWAGE_CDN_BASE_URL, else what `serve` would use. */
+function cdnBaseOf(opts: Record<string, unknown>): string {
+  const config = loadConfig({ ...flagsOf(opts), logLevel: 'warn' });
+  return String(opts['cdnBase'] ?? baseUrls(config, { rest: config.restPort, upload: config.uploadPort, cdn: config.cdnPort }).cdn);
 }
 
 /** `npm start` should hand a new user working keys: create a demo project on first start. */

@@ -74,7 +74,8 @@ function httpProblems(rel: string, text: string): string[] {
 
 /** A module that registers routes on a Fastify instance. */
 function isRouteModule(text: string): boolean {
-  return /\bapp\.(get|post|put|delete|patch|head|route|all)\s*\(/.test(code(text));
+  // Plain Fastify registrations, or described routes (src/http/common/route.ts, docs/openapi.md).
+  return /\bapp\.(get|post|put|delete|patch|head|route|all)\s*\(|\b(restRoute|uploadRoute)\s*\(\s*app\b/.test(code(text));
 }
 
 function routeProblems(rel: string, text: string): string[] {

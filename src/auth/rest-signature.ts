@@ -1,7 +1,7 @@
 /**
  * REST API authentication (spec "Authentication / REST API" and wire-reference §2.1, §5):
  * `Svc <pub>:<hmac-sha1>` over method, body MD5, Content-Type, date and URI, and
- * `Svc.Simple <pub>:<secret>` over HTTPS only. The official SDKs' words are accepted as aliases.
+ * `Svc.Simple <pub>:<secret>` over HTTPS only (or loopback, which the server decides in `secure`). The official SDKs' words are accepted as aliases.
  */
 import crypto from 'node:crypto';
 import { AppError } from '../core/errors.js';
@@ -15,7 +15,7 @@ export interface RestAuthRequest {
   uri: string;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
-  /** True over TLS, or behind a trusted proxy that said X-Forwarded-Proto: https. */
+  /** True over TLS, behind a trusted proxy that said X-Forwarded-Proto: https, or from loopback when allowed. */
   secure: boolean;
 }
 

@@ -49,6 +49,7 @@ export function operationsCost(endpointPath: string, fileCount: number): number 
       return fileCount;
     case '/multipart/start/':
     case '/from_url/':
+    case '/tus/':
       return 1;
     default:
       return 0; // '/group/' and unlisted endpoints

@@ -9,6 +9,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { DigestStream } from './digest.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
@@ -30,7 +31,7 @@ export class FsBlobStore implements BlobStore {
   async put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult> {
     const final = this.localPath(key);
     const tmp = path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
-    const hash = crypto.createHash('md5');
+    const hash = new DigestStream();
     let size = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -51,7 +52,7 @@ export class FsBlobStore implements BlobStore {
       throw err;
     }
     await syncDir(path.dirname(final));
-    return { size, md5: hash.digest('hex') };
+    return { size, ...hash.digest() };
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {

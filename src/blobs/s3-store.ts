@@ -5,7 +5,6 @@
  * the bytes are durable. Size limits are enforced while streaming: the upload is aborted and
  * nothing appears under the key.
  */
-import crypto from 'node:crypto';
 import { Readable, Transform, pipeline } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
@@ -22,6 +21,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { DigestStream } from './digest.js';
 import { sweepSpool } from './local-file.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PresignedMultipart, type PutResult, type UploadedPart } from './store.js';
 
@@ -51,9 +51,6 @@ export class S3BlobStore implements BlobStore {
   constructor(opts: S3StoreOptions) {
     this.bucket = opts.bucket;
     this.spoolDir = opts.spoolDir;
-    // The SDK warns once per process about Node 20 support ending in 2027; the deployment pins
-    // its Node version (deploy/Dockerfile), so the warning is noise on every node's stderr.
-    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     this.client = S3BlobStore.makeClient(opts, opts.endpoint);
     // The host is part of a presigned URL's signature: sign for the address clients will use.
     const presigner = opts.publicEndpoint ? S3BlobStore.makeClient(opts, opts.publicEndpoint) : this.client;
@@ -75,7 +72,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult> {
-    const hash = crypto.createHash('md5');
+    const hash = new DigestStream();
     let size = 0;
     let tooLarge = false;
     const meter = new Transform({
@@ -108,7 +105,7 @@ export class S3BlobStore implements BlobStore {
       await this.delete(key);
       throw tooLarge ? opts.onTooLarge() : sourceError;
     }
-    return { size, md5: hash.digest('hex') };
+    return { size, ...hash.digest() };
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {

@@ -8,6 +8,8 @@ export interface PutResult {
   size: number;
   /** Lowercase hex MD5 of the bytes (the CDN's strong ETag). */
   md5: string;
+  /** Lowercase hex SHA-256 of the bytes (their content address, docs/storage.md). */
+  sha256: string;
 }
 
 export interface ByteRange {

@@ -5,6 +5,9 @@
 import type { AppdataEntry, ContentInfo, FileRecord, ImageInfo, VideoInfo } from './file-record.js';
 import { formatUs, formatUsOrNull } from './time.js';
 
+/** The REST API versions served (spec "Versioning"; parsed from `Accept` in http/rest/version.ts). */
+export type RestVersion = '0.6' | '0.7';
+
 export interface UrlBases {
   rest: string;
   upload: string;
@@ -27,6 +30,8 @@ export interface RestFileJson {
   variations: null;
   content_info: ContentInfo | null;
   metadata: Record<string, string>;
+  /** The file's tags (JS rest-client 6.19+ reads them). */
+  tags: string[];
   /** Only with `?include=appdata` and in webhook payloads. */
   appdata?: Record<string, AppdataEntry>;
 }
@@ -58,6 +63,7 @@ export interface UploadInfoJson {
   mime_type: string;
   metadata: Record<string, string>;
   s3_bucket: null;
+  tags: string[];
 }
 
 export function restFileJson(f: FileRecord, bases: UrlBases, opts: { includeAppdata?: boolean } = {}): RestFileJson {
@@ -76,15 +82,21 @@ export function restFileJson(f: FileRecord, bases: UrlBases, opts: { includeAppd
     variations: null,
     content_info: f.contentInfo,
     metadata: f.metadata,
+    tags: f.tags,
   };
   if (opts.includeAppdata) out.appdata = f.appdata;
   return out;
 }
 
+/** The legacy single-stream `video_info` of the Upload API and of REST v0.6. */
+export function legacyVideoInfo(f: FileRecord): UploadVideoInfoJson | null {
+  const video = f.contentInfo?.video;
+  return video ? { duration: video.duration, format: video.format, bitrate: video.bitrate, audio: video.audio[0] ?? null, video: video.video[0] ?? null } : null;
+}
+
 /** A different shape from the REST object, for the same file. */
 export function uploadInfoJson(f: FileRecord): UploadInfoJson {
   const image = f.contentInfo?.image ?? null;
-  const video = f.contentInfo?.video ?? null;
   return {
     size: f.size,
     total: f.size,
@@ -95,14 +107,13 @@ export function uploadInfoJson(f: FileRecord): UploadInfoJson {
     is_image: f.isImage,
     is_stored: f.storedUs !== null,
     image_info: image,
-    video_info: video
-      ? { duration: video.duration, format: video.format, bitrate: video.bitrate, audio: video.audio[0] ?? null, video: video.video[0] ?? null }
-      : null,
+    video_info: legacyVideoInfo(f),
     content_info: f.contentInfo,
     is_ready: f.isReady,
     filename: f.filename,
     mime_type: f.declaredType,
     metadata: f.metadata,
     s3_bucket: null,
+    tags: f.tags,
   };
 }

@@ -63,6 +63,8 @@ export interface FileRecord {
   blobKey: string | null;
   md5: string;
   sourceUrl: string | null;
+  /** Normalized tags in the order first given (core/tags.ts). */
+  tags: string[];
 }
 
 /**

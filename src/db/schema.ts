@@ -4,9 +4,13 @@
  * JSON columns hold text and are parsed at the edge of the query modules.
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { ConversionsTables } from './tables/conversions.js';
 import type { GroupsTables } from './tables/groups.js';
 import type { UploadsTables } from './tables/uploads.js';
 import type { WebhooksTables } from './tables/webhooks.js';
+import type { AddonsTables } from './tables/addons.js';
+import type { TusTables } from './tables/tus.js';
+import type { DashboardTables } from './tables/dashboard.js';
 
 export interface ProjectsTable {
   id: Generated<number>;
@@ -15,6 +19,9 @@ export interface ProjectsTable {
   autostore: number;
   signed_uploads: number;
   created_us: number;
+  signed_cdn: ColumnType<number, number | undefined, number>;
+  /** Hex key of signed CDN tokens; null until first needed. */
+  cdn_secret: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SecretKeysTable {
@@ -45,6 +52,25 @@ export interface FilesTable {
   blob_key: string | null;
   md5: string;
   source_url: string | null;
+  /** JSON text: string[] (core/tags.ts); mirrored in file_tags for lookups. */
+  tags: ColumnType<string, string | undefined, string>;
+  /** content_info.mime.mime as a column, for search (null only in rows of the migration's own past). */
+  detected_mime: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface FileTagsTable {
+  project_id: number;
+  tag: string;
+  uuid: string;
+}
+
+/** Which blob holds a project's bytes with this SHA-256 (migration 0013, docs/storage.md). */
+export interface FileContentsTable {
+  project_id: number;
+  sha256: string;
+  blob_key: string;
+  size: number;
+  created_us: number;
 }
 
 export interface JobsTable {
@@ -71,8 +97,10 @@ export interface TokenUsageTable {
   expires_us: number;
 }
 
-export interface Database extends GroupsTables, WebhooksTables, UploadsTables {
+export interface Database extends GroupsTables, WebhooksTables, UploadsTables, AddonsTables, ConversionsTables, TusTables, DashboardTables {
   token_usage: TokenUsageTable;
+  file_tags: FileTagsTable;
+  file_contents: FileContentsTable;
   projects: ProjectsTable;
   secret_keys: SecretKeysTable;
   files: FilesTable;

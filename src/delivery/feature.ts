@@ -8,6 +8,7 @@
 import type { AppContext } from '../context.js';
 import type { DeliverFile, Feature, RenderStoredFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
+import { requireCdnAccess } from '../http/cdn/access.js';
 import { FileLookup } from './lookup.js';
 import { OriginalsCache } from './originals.js';
 import { createProcessedHandler } from './processed.js';
@@ -45,6 +46,7 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
       file: async (req, res, request) => {
         const file = await lookup.get(request.uuid);
         if (!file) return sendCdnError(res, 404, 'File not found.');
+        await requireCdnAccess(ctx, req, file.projectId);
         return deliver(req, res, file, request);
       },
     },

@@ -8,8 +8,9 @@ import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
+import { isAppError } from '../core/errors.js';
 import type { Plan } from '../media/plan.js';
-import { negotiateFormat } from '../media/render.js';
+import { negotiateFormat, type RenderResult } from '../media/render.js';
 import { sendCdnError } from '../http/cdn/errors.js';
 import { IMMUTABLE, contentDisposition, notModified, parseRange } from '../http/cdn/headers.js';
 import { ResultCache, renditionKey, type CacheHit, type ResultMeta } from './result-cache.js';
@@ -37,11 +38,17 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
   await cache.init();
   const queue = new WorkQueue(cfg.cdnProcessConcurrency || 2 * cpus, cfg.cdnProcessQueue);
   const flights = new SingleFlight<Produced>();
+  // Results by where they came from (hit ratio = hit / all, in PromQL); children made once, not per request.
+  const results = ctx.metrics.counter('stowage_cdn_renditions_total', 'Processed CDN responses by source: hit (this node\'s cache), miss (rendered here), shared (joined a render in flight), remote (another node\'s result)', ['result']);
+  const byResult = { hit: results.labels('hit'), miss: results.labels('miss'), shared: results.labels('shared'), remote: results.labels('remote') };
+  const overloaded = ctx.metrics.counter('stowage_cdn_overloaded_total', 'CDN renders refused with 503 because the render queue was full');
+  ctx.metrics.gauge('stowage_cdn_render_queue_waiting', 'CDN renders waiting for a pipeline slot', () => queue.stats.waiting);
+  ctx.metrics.gauge('stowage_cdn_render_running', 'CDN renders running', () => queue.stats.running);
   // Object storage: results shared by all nodes, one render per key across nodes (src/blobs/shared-results.ts).
   const shared = ctx.blobs.localPath ? null : new SharedResults<ResultMeta>(ctx.blobs, ctx.redis, deploymentPrefix(ctx), ctx.log);
 
-  const produce = async (file: FileRecord, plan: Plan, accept: string | undefined): Promise<Produced> => {
-    const r = await renderer.render(file, plan, { accept });
+  const produce = async (rendered: Promise<RenderResult>): Promise<Produced> => {
+    const r = await rendered;
     return { meta: { contentType: r.contentType, width: r.width, height: r.height, format: r.format, varyAccept: r.varyAccept }, body: r.body };
   };
 
@@ -58,7 +65,12 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
     let state: 'hit' | 'miss' | 'shared' | 'remote' = 'hit';
     let hit: CacheHit | Produced | null = await cache.get(key);
     if (!hit) {
-      const make = () => queue.run(() => produce(file, plan, req.headers.accept));
+      // The slot is held until the render has ended, even when it answered at its deadline.
+      const make = () =>
+        produce(queue.run(() => renderer.start(file, plan, { accept: req.headers.accept }))).catch((err: unknown) => {
+          if (isAppError(err) && err.status === 503) overloaded.inc();
+          throw err;
+        });
       const [p, leader] = flights.do(key, () => (shared ? shared.get(key, make) : make()).then(async (r) => {
         await cache.put(key, r.meta, r.body);
         return r;
@@ -66,6 +78,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
       hit = await p;
       state = !leader ? 'shared' : 'remote' in hit && hit.remote ? 'remote' : 'miss';
     }
+    byResult[state].inc();
     const rest = send(req, res, file, filename, plan, hit, { etag, state });
     if (rest && 'kind' in hit && hit.kind === 'file') {
       await pipeline(ResultCache.stream(hit, rest[0], rest[1]), res).catch(() => res.destroy());

@@ -8,7 +8,7 @@
 import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { Plan } from '../media/plan.js';
-import { render, type RenderResult } from '../media/render.js';
+import { startRender, type RenderResult, type RenderRun } from '../media/render.js';
 import type { OpenedSource, StoredSources } from './source-file.js';
 
 /** File rows by uuid (the file service). */
@@ -24,7 +24,16 @@ export class StoredFileRenderer {
     private readonly timeoutMs?: number,
   ) {}
 
-  async render(file: FileRecord, plan: Plan, opts: { accept?: string } = {}): Promise<RenderResult> {
+  /** Renders and answers by the render's deadline. */
+  render(file: FileRecord, plan: Plan, opts: { accept?: string } = {}): Promise<RenderResult> {
+    return this.start(file, plan, opts).answer;
+  }
+
+  /**
+   * Starts a render. `ended` settles once the work has really stopped and every source it opened
+   * is released: after a deadline answer, libvips may still be reading them.
+   */
+  start(file: FileRecord, plan: Plan, opts: { accept?: string } = {}): RenderRun {
     assertRenderable(file);
     const opened: OpenedSource[] = [];
     const open = async (f: FileRecord): Promise<OpenedSource> => {
@@ -32,19 +41,20 @@ export class StoredFileRenderer {
       opened.push(source);
       return source;
     };
-    try {
-      return await render(await open(file), plan, {
-        fileId: file.uuid,
-        accept: opts.accept,
-        ...(this.timeoutMs !== undefined && { timeoutMs: this.timeoutMs }),
-        loadOverlay: async (uuid) => {
-          const overlay = await this.overlay(file, uuid);
-          return overlay ? open(overlay) : null;
-        },
-      });
-    } finally {
-      for (const source of opened) await source.release();
-    }
+    const releaseAll = async (): Promise<void> => {
+      for (const source of opened.splice(0)) await source.release().catch(() => undefined);
+    };
+    const run = open(file).then((source) => startRender(source, plan, {
+      fileId: file.uuid,
+      accept: opts.accept,
+      ...(this.timeoutMs !== undefined && { timeoutMs: this.timeoutMs }),
+      loadOverlay: async (uuid) => {
+        const overlay = await this.overlay(file, uuid);
+        return overlay ? open(overlay) : null;
+      },
+    }));
+    const ended = run.then((r) => r.ended, () => undefined).then(releaseAll);
+    return { answer: run.then((r) => r.answer), ended };
   }
 
   /** An overlay is a live image of the base file's own project, or nothing. */

@@ -2,8 +2,19 @@
  * Bounded processing: at most `concurrency` image pipelines run at once and at most `maxWaiting`
  * requests wait for a slot. Beyond that the CDN answers 503 with Retry-After instead of letting
  * memory grow with queued decodes.
+ *
+ * A slot is held until the work has really ended, not until it has answered: a render answered at
+ * its deadline may keep a libvips thread and its buffers for a while, and freeing its slot at the
+ * answer let a stream of slow URLs run many more renders at once than the bound (issue #11: the
+ * server's memory grew with every render past its deadline).
  */
 import { AppError } from '../core/errors.js';
+
+/** Work that answers (`answer`) and ends (`ended`, never rejects), possibly later. */
+export interface StartedWork<T> {
+  answer: Promise<T>;
+  ended: Promise<unknown>;
+}
 
 export class WorkQueue {
   private running = 0;
@@ -15,7 +26,7 @@ export class WorkQueue {
     return { running: this.running, waiting: this.waiting.length };
   }
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  async run<T>(start: () => StartedWork<T>): Promise<T> {
     if (this.running >= this.concurrency) {
       if (this.waiting.length >= this.maxWaiting) {
         throw new AppError(503, 'Overloaded', 'The image processor is busy; retry shortly.', { 'retry-after': '1' });
@@ -25,13 +36,21 @@ export class WorkQueue {
     } else {
       this.running++;
     }
+    let work: StartedWork<T>;
     try {
-      return await work();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
+      work = start();
+    } catch (e) {
+      this.release();
+      throw e;
     }
+    void work.ended.then(() => this.release(), () => this.release());
+    return work.answer;
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
   }
 }
 

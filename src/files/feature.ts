@@ -8,6 +8,8 @@ import type { Feature } from '../feature.js';
 import { fileRoutes } from './rest-files.js';
 import { metadataRoutes } from './rest-metadata.js';
 import { projectRoutes } from './rest-project.js';
+import { tagRoutes } from './rest-tags.js';
+import { searchRoutes } from './rest-search.js';
 import { baseRoute } from './upload-base.js';
 import { infoRoute } from './upload-info.js';
 
@@ -18,6 +20,8 @@ export function filesFeature(ctx: AppContext): Feature {
       await app.register(fileRoutes(ctx));
       await app.register(metadataRoutes(ctx));
       await app.register(projectRoutes(ctx));
+      await app.register(tagRoutes(ctx));
+      await app.register(searchRoutes(ctx));
     },
     uploadRoutes: async (app) => {
       await app.register(baseRoute(ctx));

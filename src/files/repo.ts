@@ -1,9 +1,9 @@
 /** Queries for file rows. Every query is scoped to a project except the CDN's lookup by uuid. */
-import type { Kysely, Selectable } from 'kysely';
+import { CompiledQuery, sql, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool, type Expression } from 'kysely';
+import { searchOrder, type SearchCursor, type SearchQuery, type Range, type SortColumn } from './search-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { FileRecord } from '../core/file-record.js';
-import { uuidInKey } from '../blobs/sweep.js';
 
 type Row = Selectable<Database['files']>;
 
@@ -29,6 +29,7 @@ export function toRecord(r: Row): FileRecord {
     blobKey: r.blob_key,
     md5: r.md5,
     sourceUrl: r.source_url,
+    tags: JSON.parse(r.tags) as string[],
   };
 }
 
@@ -51,6 +52,8 @@ function toRow(f: FileRecord): Row {
     blob_key: f.blobKey,
     md5: f.md5,
     source_url: f.sourceUrl,
+    tags: JSON.stringify(f.tags),
+    detected_mime: f.mimeType,
   };
 }
 
@@ -64,7 +67,26 @@ export interface ListQuery {
   afterUs: number | null;
   /** Exclusive reverse cursor for `previous` links: strictly before (asc) or after (desc). */
   beforeUs: number | null;
+  /** Only files carrying every one of these tags (normalized). */
+  tags?: string[];
 }
+
+/** A position in v0.6's size order: ties on size are broken by upload time (unique per project). */
+export interface SizeKey {
+  size: number;
+  us: number;
+}
+
+/** `ListQuery` ordered by size (REST v0.6 `ordering=size|-size`), with size-key cursors. */
+export interface SizeListQuery extends Omit<ListQuery, 'afterUs' | 'beforeUs'> {
+  after: SizeKey | null;
+  before: SizeKey | null;
+}
+
+export type { SearchCursor };
+
+type FilesEb = ExpressionBuilder<Database, 'files'>;
+type TextColumn = 'original_filename' | 'detected_mime' | 'metadata';
 
 export class FileRepo {
   private readonly db: Kysely<Database>;
@@ -75,6 +97,16 @@ export class FileRepo {
 
   async insert(db: DbOrTrx, f: FileRecord): Promise<void> {
     await db.insertInto('files').values(toRow(f)).execute();
+    if (f.tags.length > 0) await db.insertInto('file_tags').values(f.tags.map((tag) => ({ project_id: f.projectId, tag, uuid: f.uuid }))).execute();
+  }
+
+  /** Writes a file's new tag list and its index rows (inside the caller's transaction). */
+  async setTags(db: DbOrTrx, projectId: number, uuid: string, change: { tags: string[]; added: string[]; deleted: string[] }): Promise<void> {
+    await db.updateTable('files').set({ tags: JSON.stringify(change.tags) }).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
+    if (change.deleted.length > 0) {
+      await db.deleteFrom('file_tags').where('project_id', '=', projectId).where('uuid', '=', uuid).where('tag', 'in', change.deleted).execute();
+    }
+    if (change.added.length > 0) await db.insertInto('file_tags').values(change.added.map((tag) => ({ project_id: projectId, tag, uuid }))).execute();
   }
 
   async get(projectId: number, uuid: string, db: DbOrTrx = this.db): Promise<FileRecord | null> {
@@ -82,25 +114,16 @@ export class FileRepo {
     return r ? toRecord(r) : null;
   }
 
-  /** The blob keys among `keys` that some file row points at (the leftovers sweep keeps those). */
-  async referencedBlobKeys(keys: string[]): Promise<Set<string>> {
-    const byUuid = new Map<string, string>();
-    const unjudged = new Set<string>();
-    for (const key of keys) {
-      const uuid = uuidInKey(key, 'files/');
-      if (uuid) byUuid.set(uuid, key);
-      else unjudged.add(key);
-    }
-    if (byUuid.size === 0) return unjudged;
-    const rows = await this.db.selectFrom('files').select('blob_key').where('uuid', 'in', [...byUuid.keys()]).where('blob_key', 'is not', null).execute();
-    const wanted = new Set(keys);
-    for (const r of rows) if (r.blob_key && wanted.has(r.blob_key)) unjudged.add(r.blob_key);
-    return unjudged;
-  }
-
   async getMany(projectId: number, uuids: string[], db: DbOrTrx = this.db): Promise<FileRecord[]> {
     if (uuids.length === 0) return [];
     const rows = await db.selectFrom('files').selectAll().where('project_id', '=', projectId).where('uuid', 'in', uuids).execute();
+    return rows.map(toRecord);
+  }
+
+  /** Rows with these uuids in any project (an import must not take a uuid another project holds). */
+  async byUuids(uuids: string[]): Promise<FileRecord[]> {
+    if (uuids.length === 0) return [];
+    const rows = await this.db.selectFrom('files').selectAll().where('uuid', 'in', uuids).execute();
     return rows.map(toRecord);
   }
 
@@ -115,6 +138,9 @@ export class FileRepo {
     s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
     if (q.stored === true) s = s.where('stored_us', 'is not', null);
     if (q.stored === false) s = s.where('stored_us', 'is', null);
+    for (const tag of q.tags ?? []) {
+      s = s.where('uuid', 'in', (eb) => eb.selectFrom('file_tags').select('uuid').where('project_id', '=', q.projectId).where('tag', '=', tag));
+    }
     if (q.afterUs !== null) s = s.where('uploaded_us', q.desc ? '<' : '>', q.afterUs);
     if (q.beforeUs !== null) s = s.where('uploaded_us', q.desc ? '>' : '<', q.beforeUs);
     // A `previous` page walks backwards from its cursor, then is flipped back into display order.
@@ -125,11 +151,33 @@ export class FileRepo {
     return backwards ? records.reverse() : records;
   }
 
-  async count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored'>): Promise<number> {
+  async listBySize(q: SizeListQuery): Promise<FileRecord[]> {
+    let s = this.db.selectFrom('files').selectAll().where('project_id', '=', q.projectId);
+    s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
+    if (q.stored === true) s = s.where('stored_us', 'is not', null);
+    if (q.stored === false) s = s.where('stored_us', 'is', null);
+    for (const tag of q.tags ?? []) {
+      s = s.where('uuid', 'in', (eb) => eb.selectFrom('file_tags').select('uuid').where('project_id', '=', q.projectId).where('tag', '=', tag));
+    }
+    const beyond = (key: SizeKey, up: boolean) => (eb: FilesEb) =>
+      eb.or([eb('size', up ? '>' : '<', key.size), eb.and([eb('size', '=', key.size), eb('uploaded_us', up ? '>' : '<', key.us)])]);
+    if (q.after) s = s.where(beyond(q.after, !q.desc));
+    if (q.before) s = s.where(beyond(q.before, q.desc));
+    const backwards = q.before !== null && q.after === null;
+    const dir = (backwards ? !q.desc : q.desc) ? 'desc' : 'asc';
+    const rows = await s.orderBy('size', dir).orderBy('uploaded_us', dir).limit(q.limit).execute();
+    const records = rows.map(toRecord);
+    return backwards ? records.reverse() : records;
+  }
+
+  async count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
     let s = this.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', q.projectId);
     s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
     if (q.stored === true) s = s.where('stored_us', 'is not', null);
     if (q.stored === false) s = s.where('stored_us', 'is', null);
+    for (const tag of q.tags ?? []) {
+      s = s.where('uuid', 'in', (eb) => eb.selectFrom('file_tags').select('uuid').where('project_id', '=', q.projectId).where('tag', '=', tag));
+    }
     return Number((await s.executeTakeFirstOrThrow()).n);
   }
 
@@ -144,11 +192,6 @@ export class FileRepo {
 
   async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'appdata' | 'blob_key'>>): Promise<void> {
     await db.updateTable('files').set(patch).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
-  }
-
-  /** The bytes of a removed file are gone: forget their key. */
-  async forgetBlob(projectId: number, uuid: string): Promise<void> {
-    await this.update(this.db, projectId, uuid, { blob_key: null });
   }
 
   /** The newest live file of the project fetched from this URL (from_url duplicate check). */
@@ -186,4 +229,94 @@ export class FileRepo {
       .execute();
     return rows.map((r) => ({ uuid: r.uuid, projectId: Number(r.project_id) }));
   }
+
+  /** One page of a search: keyset after `cursor` when given, else `offset` rows skipped. */
+  async search(projectId: number, q: SearchQuery, page: { limit: number; offset: number; cursor: SearchCursor | null }): Promise<FileRecord[]> {
+    const order = searchOrder(q);
+    let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q));
+    const cursor = page.cursor;
+    if (cursor && cursor.length === order.length) s = s.where((eb) => seek(eb, order, cursor));
+    for (const k of order) s = s.orderBy(k.column, k.desc ? 'desc' : 'asc');
+    const rows = await s.limit(page.limit).offset(cursor ? 0 : page.offset).execute();
+    return rows.map(toRecord);
+  }
+
+  /** The database's plan for one search page, one line per step (tests prove the text index is used). */
+  async searchPlan(projectId: number, q: SearchQuery, limit: number): Promise<string[]> {
+    let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q));
+    for (const k of searchOrder(q)) s = s.orderBy(k.column, k.desc ? 'desc' : 'asc');
+    const page = s.limit(limit).compile();
+    const prefix = this.store.dialect === 'postgres' ? 'explain ' : 'explain query plan ';
+    const r = await this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(prefix + page.sql, [...page.parameters]));
+    return r.rows.map((row) => String(row['QUERY PLAN'] ?? row['detail'] ?? JSON.stringify(row)));
+  }
+
+  async searchCount(projectId: number, q: SearchQuery): Promise<number> {
+    const r = await this.db
+      .selectFrom('files')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where((eb) => this.searchWhere(eb, projectId, q))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  private searchWhere(eb: FilesEb, projectId: number, q: SearchQuery): Expression<SqlBool> {
+    const pg = this.store.dialect === 'postgres';
+    const all: Array<Expression<SqlBool>> = [eb('project_id', '=', projectId)];
+    all.push(q.removed ? eb('removed_us', 'is not', null) : eb('removed_us', 'is', null));
+    if (q.stored === true) all.push(eb('stored_us', 'is not', null));
+    if (q.stored === false) all.push(eb('stored_us', 'is', null));
+    if (q.isImage !== null) all.push(eb('is_image', '=', q.isImage ? 1 : 0));
+    // Substrings through a trigram index (migration 0012): pg_trgm GIN on lower(column) serves the
+    // LIKE; on SQLite the FTS5 trigram table answers MATCH, joined back through files_text_keys.
+    const contains = (columns: TextColumn[], text: string): Expression<SqlBool> => {
+      if (pg) return eb.or(columns.map((c) => sql<SqlBool>`lower(${sql.ref(c)}) like ${`%${escapeLike(text.toLowerCase())}%`} escape '!'`));
+      const match = `{${columns.join(' ')}} : "${text.replace(/"/g, '""')}"`;
+      return sql<SqlBool>`${sql.ref('uuid')} in (select k.uuid from files_text_keys k where k.id in (select rowid from files_text where files_text match ${match}))`;
+    };
+    if (q.text) all.push(contains(['original_filename', 'detected_mime', 'metadata'], q.text));
+    if (q.phrase.filename) all.push(contains(['original_filename'], q.phrase.filename));
+    if (q.phrase.mime) all.push(contains(['detected_mime'], q.phrase.mime));
+    if (q.phrase.metadata) all.push(contains(['metadata'], q.phrase.metadata));
+    if (q.exact.uuids) all.push(eb('uuid', 'in', q.exact.uuids));
+    if (q.exact.mimes) all.push(eb('detected_mime', 'in', q.exact.mimes));
+    if (q.exact.filenames) all.push(eb('original_filename', 'in', q.exact.filenames));
+    for (const [key, values] of q.exact.metadata) {
+      const value = pg ? sql`(metadata::jsonb ->> ${key})` : sql`json_extract(metadata, ${`$."${key}"`})`;
+      all.push(sql<SqlBool>`${value} in (${sql.join(values)})`);
+    }
+    all.push(...rangeOf(eb, 'uploaded_us', q.uploaded), ...rangeOf(eb, 'size', q.size));
+    const tagged = (tag: string) => eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', projectId).where('file_tags.tag', '=', tag);
+    for (const tag of q.tags.all) all.push(eb('uuid', 'in', tagged(tag)));
+    if (q.tags.any.length > 0) all.push(eb('uuid', 'in', eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', projectId).where('file_tags.tag', 'in', q.tags.any)));
+    if (q.tags.none.length > 0) all.push(eb('uuid', 'not in', eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', projectId).where('file_tags.tag', 'in', q.tags.none)));
+    // Label names as add-ons write them in appdata (`"Name":"<label>"`, JSON without spaces).
+    if (q.labels.length > 0) all.push(eb.or(q.labels.map((l) => sql<SqlBool>`${sql.ref('appdata')} like ${`%"Name":${escapeLike(JSON.stringify(l))}%`} escape '!'`)));
+    return eb.and(all);
+  }
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[!%_]/g, (c) => `!${c}`);
+}
+
+function rangeOf(eb: FilesEb, column: 'uploaded_us' | 'size', r: Range): Array<Expression<SqlBool>> {
+  const out: Array<Expression<SqlBool>> = [];
+  if (r.gt !== undefined) out.push(eb(column, '>', r.gt));
+  if (r.gte !== undefined) out.push(eb(column, '>=', r.gte));
+  if (r.lt !== undefined) out.push(eb(column, '<', r.lt));
+  if (r.lte !== undefined) out.push(eb(column, '<=', r.lte));
+  return out;
+}
+
+/** Rows strictly after the cursor in the sort order: (k1 beyond) or (k1 equal and k2 beyond) or … */
+function seek(eb: FilesEb, order: Array<{ column: SortColumn; desc: boolean }>, cursor: SearchCursor): Expression<SqlBool> {
+  const ors: Array<Expression<SqlBool>> = [];
+  for (let i = 0; i < order.length; i++) {
+    const ands: Array<Expression<SqlBool>> = [];
+    for (let j = 0; j < i; j++) ands.push(eb(order[j]!.column, '=', cursor[j] as never));
+    ands.push(eb(order[i]!.column, order[i]!.desc ? '<' : '>', cursor[i] as never));
+    ors.push(eb.and(ands));
+  }
+  return eb.or(ors);
 }

@@ -1,75 +1,159 @@
-/** REST: list, info, store, delete and the batch forms of store and delete. */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+/**
+ * REST: list, info, store, delete and the batch forms of store and delete. File objects are shaped
+ * in the request's API version (core/file-json-v06.ts); v0.6 adds `ordering=size` and
+ * `DELETE /files/{uuid}/`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { AppError } from '../core/errors.js';
+import { normalizeTags } from '../core/tags.js';
+import { formatCursor } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
-import { restFileJson } from '../core/file-json.js';
-import { jsonBody, sendJson } from '../http/common/json.js';
-import { boolParam, dateParam, includeParam, limitParam, offsetParam, orderingParam, queryOf } from '../http/rest/query.js';
-import { cursorPage, pageLinks, userParams } from '../http/rest/pagination.js';
+import type { FileRecord } from '../core/file-record.js';
+import { extrasParam, restFileFor } from '../core/file-json-v06.js';
+import { sendJson } from '../http/common/json.js';
+import { parsedField } from '../http/common/route.js';
+import { notFoundAnswer, restRoute } from '../http/rest/route.js';
+import { jsonObject, restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
+import { fileParams } from './rest-params.js';
+import { boolParam, dateParam, includeParam, limitParam, offsetParam, queryOf, type Query } from '../http/rest/query.js';
+import { cursorPage, pageLinks, userParams, type CursorPage, type PageLinks } from '../http/rest/pagination.js';
+import { requireVersion } from '../http/rest/version.js';
+import { fileOrdering, formatSizeCursor, sizeCursorParam } from './list-order.js';
 
 const MAX_BATCH = 100;
+const FILES = ['Files'];
+
+/*
+ * The list's parameters depend on the API version (v0.6 adds `ordering=size`, `add_fields`), so
+ * the handler checks them; the schemas document them (strings: they never refuse).
+ */
+const param = (description: string) => z.string().optional().meta({ description });
+const EXTRAS = param('`appdata` (v0.7) to include add-on results; v0.6 spells it `add_fields=rekognition_info`.');
+const LIST_SPEC = {
+  method: 'GET',
+  url: '/files/',
+  tags: FILES,
+  summary: "List the project's files",
+  description: 'Cursor pages (wire-reference §2.4): follow `next` / `previous`.',
+  query: z.object({
+    removed: param('Removed files instead of live ones (true or false, default false).'),
+    stored: param('Only stored, or only unstored, files (true or false).'),
+    limit: param('Page size, 1 to 1000 (default 100).'),
+    ordering: param('`datetime_uploaded` (default) or `-datetime_uploaded`; v0.6 also `size` / `-size`.'),
+    from: param('Start after this upload time (ISO 8601), or size with `ordering=size`.'),
+    to: param('End before this upload time (ISO 8601), or size with `ordering=size`.'),
+    offset: param('Ignored by cursor pages (the links carry `offset=0`); a non-negative integer.'),
+    include: EXTRAS,
+    tags: param('Comma-separated tags: only files carrying all of them (at most 10).'),
+  }),
+  responses: { 200: { description: 'A page of files.', schema: restPage(restFileSchema).extend({ totals: jsonObject }) } },
+} as const;
+
+const batchBody = parsedField({ type: 'array', items: { type: 'string' }, maxItems: MAX_BATCH, description: 'File UUIDs.' }, batchIds);
+const batchJson = z.object({ status: z.literal('ok'), problems: z.record(z.string(), z.string()), result: z.array(restFileSchema) });
 
 export function fileRoutes(ctx: AppContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    const json = (f: Parameters<typeof restFileJson>[0], appdata = false) => restFileJson(f, ctx.bases, { includeAppdata: appdata });
+    const json = (req: FastifyRequest, f: FileRecord, extras = false) => restFileFor(req.apiVersion, f, ctx.bases, extras);
+    /** `include=appdata` (v0.7) or `add_fields=rekognition_info` (v0.6). */
+    const wantsExtras = (req: FastifyRequest, q: Query) => {
+      const { name, value } = extrasParam(req.apiVersion);
+      return includeParam(q, [value], name).has(value);
+    };
 
-    app.get('/files/', async (req, reply) => {
+    restRoute(app, LIST_SPEC, async (req, reply) => {
       const q = queryOf(req.query);
       const removed = boolParam(q, 'removed') ?? false;
       const stored = boolParam(q, 'stored');
       const limit = limitParam(q);
-      const desc = orderingParam(q, 'datetime_uploaded');
-      const from = dateParam(q, 'from');
-      const to = dateParam(q, 'to');
+      const order = fileOrdering(q, req.apiVersion);
       offsetParam(q);
-      const include = includeParam(q, ['appdata']);
-      const base = { projectId: req.projectId, removed, stored, desc };
-      const { page, firstUs, lastUs, hasNext, hasPrevious } = await cursorPage(
-        { limit, fromUs: from, toUs: to },
-        (afterUs, beforeUs, n) => ctx.files.list({ ...base, limit: n, afterUs, beforeUs }),
-        (f) => f.uploadedUs,
-      );
-      const links = pageLinks(`${ctx.bases.rest}/files/`, userParams(q), firstUs, lastUs, hasNext, hasPrevious);
-      const [total, totals] = await Promise.all([ctx.files.count({ projectId: req.projectId, removed, stored }), ctx.files.totals(req.projectId)]);
+      const extras = wantsExtras(req, q);
+      const tags = tagsParam(q);
+      const base = { projectId: req.projectId, removed, stored, desc: order.desc, tags };
+      const url = `${ctx.bases.rest}/files/`;
+      let result: { page: FileRecord[]; links: PageLinks };
+      if (order.by === 'size') {
+        const p = await cursorPage(
+          { limit, from: sizeCursorParam(q, 'from', order.desc), to: sizeCursorParam(q, 'to', order.desc) },
+          (after, before, n) => ctx.files.listBySize({ ...base, limit: n, after, before }),
+          (f) => ({ size: f.size, us: f.uploadedUs }),
+        );
+        result = withLinks(p, (pg) => pageLinks(url, userParams(q), pg.first, pg.last, pg.hasNext, pg.hasPrevious, formatSizeCursor));
+      } else {
+        const p = await cursorPage(
+          { limit, from: dateParam(q, 'from'), to: dateParam(q, 'to') },
+          (afterUs, beforeUs, n) => ctx.files.list({ ...base, limit: n, afterUs, beforeUs }),
+          (f) => f.uploadedUs,
+        );
+        result = withLinks(p, (pg) => pageLinks(url, userParams(q), pg.first, pg.last, pg.hasNext, pg.hasPrevious, formatCursor));
+      }
+      const [total, totals] = await Promise.all([ctx.files.count({ projectId: req.projectId, removed, stored, tags }), ctx.files.totals(req.projectId)]);
       return sendJson(reply, 200, {
-        next: links.next,
-        previous: links.previous,
+        next: result.links.next,
+        previous: result.links.previous,
         total,
         totals,
         per_page: limit,
-        results: page.map((f) => json(f, include.has('appdata'))),
+        results: result.page.map((f) => json(req, f, extras)),
       });
     });
 
-    app.get('/files/:uuid/', async (req, reply) => {
-      const include = includeParam(queryOf(req.query), ['appdata']);
+    restRoute(app, { method: 'GET', url: '/files/:uuid/', tags: FILES, summary: "A file's info", params: fileParams, query: z.object({ include: EXTRAS }), responses: { 200: { description: 'The file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
+      const extras = wantsExtras(req, queryOf(req.query));
       const file = await ctx.files.get(req.projectId, uuidOf(req));
-      return sendJson(reply, 200, json(file, include.has('appdata')));
+      return sendJson(reply, 200, json(req, file, extras));
     });
 
-    app.put('/files/:uuid/storage/', async (req, reply) => {
+    restRoute(app, { method: 'PUT', url: '/files/:uuid/storage/', tags: FILES, summary: 'Store a file', params: fileParams, responses: { 200: { description: 'The stored file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
       const file = await ctx.files.store(req.projectId, uuidOf(req), apiInitiator(req.id));
-      return sendJson(reply, 200, json(file, true));
+      return sendJson(reply, 200, json(req, file, true));
     });
 
-    app.delete('/files/:uuid/storage/', async (req, reply) => {
+    const remove = async (req: FastifyRequest, reply: FastifyReply) => {
       const file = await ctx.files.remove(req.projectId, uuidOf(req), apiInitiator(req.id));
-      return sendJson(reply, 200, json(file, true));
+      return sendJson(reply, 200, json(req, file, true));
+    };
+    restRoute(app, { method: 'DELETE', url: '/files/:uuid/storage/', tags: FILES, summary: 'Delete a file', params: fileParams, responses: { 200: { description: 'The removed file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, remove);
+    // v0.6's older spelling of the same delete; v0.7 dropped it.
+    restRoute(app, { method: 'DELETE', url: '/files/:uuid/', tags: FILES, summary: 'Delete a file (API v0.6 only; v0.7: DELETE /files/{uuid}/storage/)', params: fileParams, responses: { 200: { description: 'The removed file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
+      requireVersion(req.apiVersion, '0.6');
+      return remove(req, reply);
     });
 
     for (const [method, action] of [['PUT', 'store'], ['DELETE', 'remove']] as const) {
-      app.route({
-        method,
-        url: '/files/storage/',
-        handler: async (req, reply) => {
-          const ids = batchIds(jsonBody(req));
-          const { problems, result } = await ctx.files.batch(req.projectId, ids, action, apiInitiator(req.id));
-          return sendJson(reply, 200, { status: 'ok', problems, result: result.map((f) => json(f, true)) });
+      restRoute(
+        app,
+        {
+          method,
+          url: '/files/storage/',
+          tags: FILES,
+          summary: action === 'store' ? 'Store files in a batch' : 'Delete files in a batch',
+          body: { schema: batchBody },
+          responses: { 200: { description: 'The files changed, and a problem per UUID that was not.', schema: batchJson } },
         },
-      });
+        async (req, reply, { body }) => {
+          const { problems, result } = await ctx.files.batch(req.projectId, body, action, apiInitiator(req.id));
+          return sendJson(reply, 200, { status: 'ok', problems, result: result.map((f) => json(req, f, true)) });
+        },
+      );
     }
   };
+}
+
+function withLinks<K>(p: CursorPage<FileRecord, K>, links: (p: CursorPage<FileRecord, K>) => PageLinks): { page: FileRecord[]; links: PageLinks } {
+  return { page: p.page, links: links(p) };
+}
+
+/** `tags=a,b`: only files carrying every listed tag (docs/files.md). */
+function tagsParam(q: Record<string, string | undefined>): string[] {
+  const v = q['tags'];
+  if (v === undefined || v === '') return [];
+  const tags = normalizeTags(v.split(',').filter((t) => t.trim() !== ''), 'tags');
+  if (tags.length > 10) throw new AppError(400, 'BadRequest', '`tags` accepts at most 10 tags.');
+  return tags;
 }
 
 function uuidOf(req: FastifyRequest): string {

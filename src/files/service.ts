@@ -7,17 +7,21 @@ import { withLocalFile } from '../blobs/local-file.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { FileRepo, type ListQuery } from './repo.js';
+import { FileRepo, type ListQuery, type SizeListQuery } from './repo.js';
+import { ContentRepo } from './contents/repo.js';
+import { uuidInKey } from '../blobs/sweep.js';
+import type { SearchCursor, SearchQuery } from './search-query.js';
 import { enqueue } from '../jobs/queue.js';
 import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
 import { recordEvent, systemInitiator, type Initiator } from '../jobs/file-events.js';
-import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type FileRecord, type StoreChoice } from '../core/file-record.js';
+import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type AppdataEntry, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid, parseUuid } from '../core/ids.js';
 import { validateKeyCount, validateMetadataKey, validateMetadataValue } from '../core/metadata.js';
 import type { ProjectRow } from '../projects/service.js';
-import { nowUs } from '../core/time.js';
+import { formatUs, nowUs } from '../core/time.js';
+import { checkTagCount, diffTags, type TagChange } from '../core/tags.js';
 
 export const BLOB_DELETE_JOB = 'blob.delete';
 export const EXPIRY_SWEEP_JOB = 'files.expire';
@@ -32,6 +36,10 @@ export interface IngestOptions {
   onTooLarge: () => Error;
   initiator: Initiator;
   sourceUrl?: string | null;
+  /** The new file's uuid when the caller chose it in advance (a conversion answers it at once). */
+  uuid?: string;
+  /** Normalized tags (core/tags.ts); none when absent. */
+  tags?: string[];
 }
 
 export interface StagedBlob {
@@ -39,16 +47,36 @@ export interface StagedBlob {
   blobKey: string;
   size: number;
   md5: string;
+  /** Content address: a committed row shares the project's blob with the same SHA-256, if any. */
+  sha256: string;
+}
+
+/** Work that must commit with a new file's row (add-ons run on upload enqueue theirs here). */
+export type UploadHook = (trx: DbOrTrx, file: FileRecord, initiator: Initiator) => Promise<void>;
+
+/** An add-on's result for `appdata.<name>` and what else it asks for (see writeAddonResult). */
+export interface AddonResultWrite {
+  name: string;
+  version: string;
+  data: unknown;
+  initiator: Initiator;
+  /** Also record `file.infected`. */
+  infected: boolean;
+  /** Remove the file in the same transaction (its `file.deleted` follows the appdata events). */
+  remove: boolean;
 }
 
 export const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
 
 export class FileService {
   private readonly repo: FileRepo;
+  private readonly contents: ContentRepo;
   private readonly removedListeners = new Set<(uuid: string) => void>();
+  private readonly uploadHooks: UploadHook[] = [];
 
   constructor(private readonly db: Db, readonly blobs: BlobStore) {
     this.repo = new FileRepo(db);
+    this.contents = new ContentRepo(db);
   }
 
   /**
@@ -60,13 +88,18 @@ export class FileService {
     return () => void this.removedListeners.delete(listener);
   }
 
+  /** Adds work to the transaction of every new file's row (it fails the upload if it throws). */
+  onUpload(hook: UploadHook): void {
+    this.uploadHooks.push(hook);
+  }
+
   private removed(uuid: string): void {
     for (const listener of this.removedListeners) listener(uuid);
   }
 
   /** Streams bytes in, makes them durable, inspects them, then commits the row (in that order). */
   async ingest(project: ProjectRow, source: Readable, opts: IngestOptions): Promise<FileRecord> {
-    const staged = await this.stage(source, opts.maxBytes, opts.onTooLarge);
+    const staged = await this.stage(source, opts.maxBytes, opts.onTooLarge, opts.uuid);
     return this.commit(project, staged, opts);
   }
 
@@ -74,11 +107,10 @@ export class FileService {
    * First half of an upload: the bytes become durable under a fresh uuid, with no row yet. A crash
    * after this leaves only unreferenced bytes, never a row without bytes.
    */
-  async stage(source: Readable, maxBytes: number, onTooLarge: () => Error): Promise<StagedBlob> {
-    const uuid = newUuid();
+  async stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid = newUuid()): Promise<StagedBlob> {
     const blobKey = fileBlobKey(uuid);
-    const { size, md5 } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge });
-    return { uuid, blobKey, size, md5 };
+    const { size, md5, sha256 } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge });
+    return { uuid, blobKey, size, md5, sha256 };
   }
 
   /** Drops staged bytes that will never get a row (the request failed after staging). */
@@ -86,7 +118,11 @@ export class FileService {
     await Promise.all(staged.map((s) => this.blobs.delete(s.blobKey).catch(() => undefined)));
   }
 
-  /** Second half: inspect the staged bytes and commit the row with its events. */
+  /**
+   * Second half: inspect the staged bytes and commit the row with its events. The row points at
+   * the project's blob with the same SHA-256 when there is one (the staged copy is then dropped
+   * once the row is committed), else at the staged bytes, which become that blob (docs/storage.md).
+   */
   async commit(project: ProjectRow, staged: StagedBlob, opts: Omit<IngestOptions, 'maxBytes' | 'onTooLarge'>): Promise<FileRecord> {
     try {
       const inspection = await this.inspect(staged.blobKey);
@@ -111,8 +147,13 @@ export class FileService {
         blobKey: staged.blobKey,
         md5: staged.md5,
         sourceUrl: opts.sourceUrl ?? null,
+        tags: opts.tags ?? [],
       };
-      return await this.insertWithUniqueTime(record, stored, opts.initiator);
+      const file = await this.insertWithUniqueTime(record, staged.sha256, stored, opts.initiator);
+      // Another file's blob holds these bytes: the staged copy is a duplicate no row names. A crash
+      // before this delete leaves it to the leftovers sweep.
+      if (file.blobKey !== staged.blobKey) await this.discard([staged]);
+      return file;
     } catch (err) {
       // No row points at these bytes: reclaim them now rather than leave an orphan.
       await this.discard([staged]);
@@ -128,15 +169,19 @@ export class FileService {
    * Upload times are unique per project so the list cursor is exact. Within a process nowUs() is
    * strictly increasing; across processes a collision is retried with a fresh time.
    */
-  private async insertWithUniqueTime(record: FileRecord, stored: boolean, initiator: Initiator): Promise<FileRecord> {
+  private async insertWithUniqueTime(record: FileRecord, sha256: string, stored: boolean, initiator: Initiator): Promise<FileRecord> {
     for (let attempt = 0; ; attempt++) {
       const t = nowUs();
-      const row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
+      let row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
       try {
         await this.db.transaction(async (trx) => {
+          const stagedKey = record.blobKey as string;
+          const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
+          row = { ...row, blobKey };
           await this.repo.insert(trx, row);
           await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
           if (stored) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
+          for (const hook of this.uploadHooks) await hook(trx, row, initiator);
         });
         return row;
       } catch (err) {
@@ -173,16 +218,37 @@ export class FileService {
     return this.repo.latestFromUrl(projectId, sourceUrl);
   }
 
+  /** A page of `POST /files/search/` (search-query.ts) and the count of all matches. */
+  search(projectId: number, q: SearchQuery, page: { limit: number; offset: number; cursor: SearchCursor | null }): Promise<FileRecord[]> {
+    return this.repo.search(projectId, q, page);
+  }
+
+  searchCount(projectId: number, q: SearchQuery): Promise<number> {
+    return this.repo.searchCount(projectId, q);
+  }
+
   list(q: ListQuery): Promise<FileRecord[]> {
     return this.repo.list(q);
   }
 
-  /** The blob keys among `keys` a file row points at (the leftovers sweep keeps those). */
-  referencedBlobKeys(keys: string[]): Promise<Set<string>> {
-    return this.repo.referencedBlobKeys(keys);
+  /** REST v0.6 `ordering=size|-size`. */
+  listBySize(q: SizeListQuery): Promise<FileRecord[]> {
+    return this.repo.listBySize(q);
   }
 
-  count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored'>): Promise<number> {
+  /**
+   * Of `keys` under files/, those a file row or a content row names, plus those this feature cannot
+   * judge (not `files/<xx>/<uuid>`): the leftovers sweep keeps them. By key, not by uuid: a blob
+   * staged by one upload may hold the bytes of many files, including after that upload's file went.
+   */
+  async referencedBlobKeys(keys: string[]): Promise<Set<string>> {
+    const kept = new Set(keys.filter((k) => uuidInKey(k, 'files/') === null));
+    const judged = keys.filter((k) => !kept.has(k));
+    if (judged.length > 0) for (const k of await this.contents.inUse(judged)) kept.add(k);
+    return kept;
+  }
+
+  count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
     return this.repo.count(q);
   }
 
@@ -284,6 +350,61 @@ export class FileService {
     });
   }
 
+  /**
+   * Writes `appdata.<name>` with its `file.info_updated` event (previous value: the old entry or
+   * null), `file.infected` and the removal when asked, and `alongside` (the add-on execution's
+   * final state), all in one transaction. A missing or removed file gets no write: `alongside`
+   * runs with `written` false.
+   */
+  async writeAddonResult(projectId: number, uuid: string, w: AddonResultWrite, alongside: (trx: DbOrTrx, written: boolean) => Promise<void>): Promise<boolean> {
+    let removedUuid: string | null = null;
+    const written = await this.db.transaction(async (trx) => {
+      const file = await this.repo.getForUpdate(trx, projectId, uuid);
+      if (!file || file.removedUs !== null) {
+        await alongside(trx, false);
+        return false;
+      }
+      const previous = file.appdata[w.name] ?? null;
+      const now = formatUs(nowUs());
+      const entry: AppdataEntry = { data: w.data, version: w.version, datetime_created: previous?.datetime_created ?? now, datetime_updated: now };
+      const appdata = { ...file.appdata, [w.name]: entry };
+      await this.repo.update(trx, projectId, file.uuid, { appdata: JSON.stringify(appdata) });
+      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator: w.initiator, previousValues: { appdata: { [w.name]: previous } } });
+      if (w.infected) await recordEvent(trx, { projectId, event: 'file.infected', uuid: file.uuid, initiator: w.initiator });
+      if (w.remove) {
+        await this.removeLocked(trx, { ...file, appdata }, w.initiator, 'file.deleted');
+        removedUuid = file.uuid;
+      }
+      await alongside(trx, true);
+      return true;
+    });
+    if (removedUuid) this.removed(removedUuid);
+    return written;
+  }
+
+  /**
+   * Tags: `replace` sets the whole list, `update` deletes then adds (wire-reference §2.13). A
+   * change commits with its file.info_updated event (previous_values.tags = the list before).
+   */
+  async changeTags(projectId: number, uuid: string, change: { replace: string[] } | { add: string[]; delete: string[] }, initiator: Initiator): Promise<TagChange> {
+    return this.db.transaction(async (trx) => {
+      const file = await this.lockOrThrow(trx, projectId, uuid);
+      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its tags can not be changed.');
+      const before = file.tags;
+      let after: string[];
+      if ('replace' in change) after = change.replace;
+      else {
+        const kept = before.filter((t) => !change.delete.includes(t));
+        after = [...kept, ...change.add.filter((t) => !kept.includes(t))];
+      }
+      const result = diffTags(before, checkTagCount([...new Set(after)]));
+      if (result.added.length === 0 && result.deleted.length === 0) return { ...result, tags: before };
+      await this.repo.setTags(trx, projectId, file.uuid, result);
+      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { tags: before } });
+      return result;
+    });
+  }
+
   /** Expiry sweep: unstored files older than the TTL become removed; their bytes go by job. */
   async expireUnstored(ttlMs: number, batchSize = 500): Promise<number> {
     const cutoff = nowUs() - ttlMs * 1000;
@@ -309,10 +430,14 @@ export class FileService {
     }
   }
 
-  /** Job body: drop the bytes of a removed file and forget the key. Idempotent. */
+  /**
+   * Job body: the removed file forgets its key, and the bytes go once no other file uses them. The
+   * delete follows the commit, so a crash in between leaves unreferenced bytes (swept), never a row
+   * without bytes. Idempotent: a rerun finds the key forgotten and deletes the bytes again.
+   */
   async reclaimBytes(projectId: number, uuid: string, blobKey: string): Promise<void> {
-    await this.blobs.delete(blobKey);
-    await this.repo.forgetBlob(projectId, uuid);
+    const unused = await this.db.transaction((trx) => this.contents.release(trx, projectId, uuid, blobKey));
+    if (unused) await this.blobs.delete(blobKey);
   }
 
   private async lockOrThrow(trx: DbOrTrx, projectId: number, uuid: string): Promise<FileRecord> {

@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { DeliverFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
+import { requireCdnAccess } from '../http/cdn/access.js';
 import type { CdnHandlers } from '../http/cdn/server.js';
 import { appendPlan } from '../media/plan.js';
 import { sendArchive } from './archive.js';
@@ -20,6 +21,7 @@ export function groupCdnHandler(ctx: AppContext, groups: GroupService, deliver: 
   return async (req, res, request) => {
     const g = await groups.find(null, request.groupId);
     if (!g) return sendCdnError(res, 404, 'Group not found.');
+    await requireCdnAccess(ctx, req, g.projectId);
     const { view } = request;
     switch (view.kind) {
       case 'page':

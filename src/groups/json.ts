@@ -1,15 +1,19 @@
 /** Wire shapes of a group: the Upload API's (wire-reference §1.9) and the REST API's (§2.8). */
-import type { RestFileJson, UploadInfoJson, UrlBases } from '../core/file-json.js';
-import { restFileJson, uploadInfoJson } from '../core/file-json.js';
-import { formatUs } from '../core/time.js';
+import type { RestVersion, UploadInfoJson, UrlBases } from '../core/file-json.js';
+import { uploadInfoJson } from '../core/file-json.js';
+import { restFileFor, type AnyRestFileJson } from '../core/file-json-v06.js';
+import { formatUs, formatUsOrNull } from '../core/time.js';
 import type { GroupRecord } from './repo.js';
 import { groupId, type GroupEntry } from './service.js';
 
-/** The list form: no `files`. `datetime_stored` is deprecated and kept as null (spec lists it). */
+/**
+ * The list form: no `files`. `datetime_stored` is deprecated in v0.7 and kept as null (spec lists
+ * it); v0.6 (which stores groups) shows it on a group's own object once all its files are stored.
+ */
 export interface GroupSummaryJson {
   id: string;
   datetime_created: string;
-  datetime_stored: null;
+  datetime_stored: string | null;
   files_count: number;
   cdn_url: string;
   url: string;
@@ -23,7 +27,7 @@ export interface UploadGroupJson extends GroupSummaryJson {
 }
 
 export interface RestGroupJson extends GroupSummaryJson {
-  files: Array<Member<RestFileJson>>;
+  files: Array<Member<AnyRestFileJson>>;
 }
 
 export function groupSummaryJson(g: GroupRecord, bases: UrlBases): GroupSummaryJson {
@@ -45,9 +49,17 @@ export function uploadGroupJson(g: GroupRecord, entries: GroupEntry[], bases: Ur
   };
 }
 
-export function restGroupJson(g: GroupRecord, entries: GroupEntry[], bases: UrlBases): RestGroupJson {
+export function restGroupJson(g: GroupRecord, entries: GroupEntry[], bases: UrlBases, version: RestVersion = '0.7'): RestGroupJson {
   return {
     ...groupSummaryJson(g, bases),
-    files: entries.map((e) => (e.file ? { ...restFileJson(e.file, bases), default_effects: e.effects } : null)),
+    ...(version === '0.6' && { datetime_stored: formatUsOrNull(groupStoredUs(entries)) }),
+    files: entries.map((e) => (e.file ? { ...restFileFor(version, e.file, bases), default_effects: e.effects } : null)),
   };
+}
+
+/** When the group's last live file was stored; null while one is not (or none is left). */
+function groupStoredUs(entries: GroupEntry[]): number | null {
+  const times = entries.map((e) => (e.file ? e.file.storedUs : undefined)).filter((t): t is number | null => t !== undefined);
+  if (times.length === 0 || times.some((t) => t === null)) return null;
+  return Math.max(...(times as number[]));
 }

@@ -1,18 +1,43 @@
-/** REST: GET /groups/ (cursor pages like /files/), GET /groups/{id}/, DELETE /groups/{id}/. */
+/**
+ * REST: GET /groups/ (cursor pages like /files/), GET /groups/{id}/, DELETE /groups/{id}/, and
+ * v0.6's PUT /groups/{id}/storage/.
+ */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { AppError } from '../core/errors.js';
+import { formatCursor } from '../core/time.js';
+import { apiInitiator } from '../jobs/file-events.js';
+import { requireVersion } from '../http/rest/version.js';
 import { groupSummaryJson, restGroupJson } from './json.js';
 import { parseGroupId, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
 import { cursorPage, pageLinks, userParams } from '../http/rest/pagination.js';
 import { dateParam, limitParam, offsetParam, orderingParam, queryOf } from '../http/rest/query.js';
+import { notFoundAnswer, restRoute } from '../http/rest/route.js';
+import { jsonObject, restPage } from '../http/common/openapi/wire-schemas.js';
 
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
+const GROUPS = ['Groups'];
+
+// Documented here, checked by the handlers (an id that is not a group id is simply not found).
+const groupParams = z.object({ id: z.string().meta({ description: 'The group id, `<uuid>~<count>`.' }) });
+const param = (description: string) => z.string().optional().meta({ description });
+const listQuery = z.object({
+  limit: param('Page size, 1 to 1000 (default 100).'),
+  ordering: param('`datetime_created` (default) or `-datetime_created`.'),
+  from: param('Groups created after this time (ISO 8601).'),
+  to: param('Groups created before this time (ISO 8601).'),
+  offset: param('Ignored by cursor pages; a non-negative integer.'),
+});
+const summaryJson = z.object({ id: z.string(), datetime_created: z.string(), datetime_stored: z.null(), files_count: z.number().int(), cdn_url: z.string(), url: z.string() });
+const groupJson = summaryJson.extend({
+  files: z.array(jsonObject.nullable()).meta({ description: 'Member files in order (REST file objects with `default_effects`); null where a file is gone.' }),
+});
 
 export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    app.get('/groups/', async (req, reply) => {
+    restRoute(app, { method: 'GET', url: '/groups/', tags: GROUPS, summary: "List the project's groups", query: listQuery, responses: { 200: { description: 'A page of groups.', schema: restPage(summaryJson) } } }, async (req, reply) => {
       const q = queryOf(req.query);
       const limit = limitParam(q);
       const desc = orderingParam(q, 'datetime_created');
@@ -20,12 +45,12 @@ export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
       const to = dateParam(q, 'to');
       offsetParam(q);
       const base = { projectId: req.projectId, desc };
-      const { page, firstUs, lastUs, hasNext, hasPrevious } = await cursorPage(
-        { limit, fromUs: from, toUs: to },
+      const { page, first, last, hasNext, hasPrevious } = await cursorPage(
+        { limit, from, to },
         (afterUs, beforeUs, n) => groups.list({ ...base, limit: n, afterUs, beforeUs }),
         (g) => g.createdUs,
       );
-      const links = pageLinks(`${ctx.bases.rest}/groups/`, userParams(q), firstUs, lastUs, hasNext, hasPrevious);
+      const links = pageLinks(`${ctx.bases.rest}/groups/`, userParams(q), first, last, hasNext, hasPrevious, formatCursor);
       return sendJson(reply, 200, {
         next: links.next,
         previous: links.previous,
@@ -35,13 +60,23 @@ export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
       });
     });
 
-    app.get('/groups/:id/', async (req, reply) => {
+    restRoute(app, { method: 'GET', url: '/groups/:id/', tags: GROUPS, summary: "A group's info", params: groupParams, responses: { 200: { description: 'The group with its files.', schema: groupJson }, 404: notFoundAnswer('Group') } }, async (req, reply) => {
       const g = await groups.find(req.projectId, idOf(req));
       if (!g) throw notFound();
-      return sendJson(reply, 200, restGroupJson(g, await groups.entries(g), ctx.bases));
+      return sendJson(reply, 200, restGroupJson(g, await groups.entries(g), ctx.bases, req.apiVersion));
     });
 
-    app.delete('/groups/:id/', async (req, reply) => {
+    // v0.6 only (v0.7 dropped it): store every live file of the group, answer the group.
+    restRoute(app, { method: 'PUT', url: '/groups/:id/storage/', tags: GROUPS, summary: "Store a group's files (API v0.6 only)", params: groupParams, responses: { 200: { description: 'The group with its files.', schema: groupJson }, 404: notFoundAnswer('Group') } }, async (req, reply) => {
+      requireVersion(req.apiVersion, '0.6');
+      const g = await groups.find(req.projectId, idOf(req));
+      if (!g) throw notFound();
+      const live = (await groups.entries(g)).flatMap((e) => (e.file ? [e.file.uuid] : []));
+      if (live.length > 0) await ctx.files.batch(req.projectId, [...new Set(live)], 'store', apiInitiator(req.id));
+      return sendJson(reply, 200, restGroupJson(g, await groups.entries(g), ctx.bases, req.apiVersion));
+    });
+
+    restRoute(app, { method: 'DELETE', url: '/groups/:id/', tags: GROUPS, summary: 'Delete a group (its files stay)', params: groupParams, responses: { 204: { description: 'Deleted.' }, 404: notFoundAnswer('Group') } }, async (req, reply) => {
       const g = await groups.find(req.projectId, idOf(req));
       if (!g || !(await groups.delete(req.projectId, g.uuid))) throw notFound();
       return reply.code(204).send();

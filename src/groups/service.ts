@@ -34,7 +34,8 @@ export function parseGroupId(text: string): { uuid: string; count: number } | nu
 export class GroupService {
   private readonly repo: GroupRepo;
 
-  constructor(private readonly ctx: AppContext) {
+  /** Needs only the store and the files (the import command builds one without a running node). */
+  constructor(private readonly ctx: Pick<AppContext, 'db' | 'files'>) {
     this.repo = new GroupRepo(ctx.db);
   }
 
@@ -42,20 +43,45 @@ export class GroupService {
    * Every referenced file must belong to the project and not be removed; otherwise nothing is
    * created and the caller gets `notFound()`.
    */
-  async create(projectId: number, refs: FileRef[], notFound: () => AppError): Promise<GroupRecord> {
+  async create(projectId: number, refs: FileRef[], notFound: () => AppError, opts: { uuid?: string } = {}): Promise<GroupRecord> {
     const unique = [...new Set(refs.map((r) => r.uuid))];
     const files = await this.ctx.files.findMany(projectId, unique);
     const live = new Set(files.filter((f) => f.removedUs === null).map((f) => f.uuid));
     if (unique.some((u) => !live.has(u))) throw notFound();
     const members = refs.map((r) => ({ fileUuid: r.uuid, effects: effectsText(r.written) }));
     for (let attempt = 0; ; attempt++) {
-      const g: GroupRecord = { uuid: newUuid(), projectId, filesCount: refs.length, createdUs: nowUs() };
+      // A uuid chosen in advance (a conversion answers it before the group exists) is kept.
+      const g: GroupRecord = { uuid: opts.uuid ?? newUuid(), projectId, filesCount: refs.length, createdUs: nowUs() };
       try {
         await this.ctx.db.transaction((trx) => this.repo.insert(trx, g, members));
         return g;
       } catch (err) {
         // Creation times are unique per project (exact list cursor); another node may have taken this one.
         if (attempt < 5 && isUniqueViolation(err)) continue;
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * A group copied from another server (`stowage import`): same uuid, order, operations and
+   * creation time (moved on by microseconds when another group here has that time). Members may
+   * name files that are gone (removed in the source): they read as null, as there. 'present'
+   * when this project already has it; a uuid held otherwise throws a conflict.
+   */
+  async restore(projectId: number, g: { uuid: string; createdUs: number; members: GroupMember[] }): Promise<'imported' | 'present'> {
+    for (let shift = 0; ; shift++) {
+      const existing = await this.repo.get(null, g.uuid);
+      if (existing) {
+        if (existing.projectId === projectId && existing.filesCount === g.members.length) return 'present';
+        throw new AppError(409, 'GroupConflict', 'already exists here in another project or with another file count');
+      }
+      const record: GroupRecord = { uuid: g.uuid, projectId, filesCount: g.members.length, createdUs: g.createdUs + shift };
+      try {
+        await this.ctx.db.transaction((trx) => this.repo.insert(trx, record, g.members));
+        return 'imported';
+      } catch (err) {
+        if (shift < 50 && isUniqueViolation(err)) continue;
         throw err;
       }
     }

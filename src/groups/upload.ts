@@ -4,6 +4,7 @@
  * query form; repeated keys matter, so this plugin reads every encoding as an ordered list.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { parseFileRef, type FileRef } from '../http/cdn/file-ref.js';
 import { uploadGroupJson } from './json.js';
@@ -12,8 +13,49 @@ import { sendJson } from '../http/common/json.js';
 import { mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { checkNoNulls, requireProject, type Params } from '../http/upload/params.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
+import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
+import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 
 type Pairs = Array<[string, string]>;
+
+const { pub_key, signature, expire, jsonerrors } = uploadFieldDocs;
+const groupJson = z.object({
+  id: z.string(),
+  datetime_created: z.string(),
+  datetime_stored: z.null(),
+  files_count: z.number().int(),
+  cdn_url: z.string(),
+  url: z.string(),
+  files: z.array(infoSchema.extend({ default_effects: z.string() }).nullable()),
+});
+
+// Repeated keys matter, so the handlers read every encoding as an ordered list: documented only.
+const CREATE_SPEC = {
+  method: 'POST',
+  url: '/group/',
+  summary: 'Make a group of files',
+  query: z.object({ jsonerrors }),
+  body: {
+    schema: z.object({
+      pub_key,
+      'files[]': z.array(z.string()).meta({ description: 'File UUIDs, each optionally with CDN operations (`<uuid>/-/resize/…/`); also `files[0]`, `files[1]`, … in that order.' }),
+      signature,
+      expire,
+    }),
+    contentTypes: FORM_TYPES,
+    documentOnly: true,
+  },
+  responses: { 200: { description: 'The group.', schema: groupJson } },
+} as const;
+
+const INFO_SPEC = {
+  method: ['GET', 'POST'],
+  url: '/group/info/',
+  summary: "A group's info",
+  security: [['publicKey']],
+  query: z.object({ pub_key: pub_key.optional(), group_id: z.string().optional().meta({ description: 'The group id, `<uuid>~<count>`.' }), jsonerrors }),
+  responses: { 200: { description: 'The group.', schema: groupJson }, 404: { description: 'No such group in the project.' } },
+} as const;
 
 export function groupRoutes(ctx: AppContext, groups: GroupService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -23,7 +65,7 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
       done(null, [...new URLSearchParams(String(body))]);
     });
 
-    app.post('/group/', async (req, reply) => {
+    uploadRoute(app, CREATE_SPEC, async (req, reply) => {
       const query = queryPairs(req);
       const body = await bodyPairs(req).catch((err: unknown) => {
         throw mapMultipartError(err);
@@ -54,8 +96,7 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
       if (!g) throw uploadError(404, 'GroupNotFoundError', 'group_id is invalid.');
       return uploadGroupJson(g, await groups.entries(g), ctx.bases);
     };
-    app.get('/group/info/', async (req, reply) => sendJson(reply, 200, await info(req)));
-    app.post('/group/info/', async (req, reply) => sendJson(reply, 200, await info(req)));
+    uploadRoute(app, INFO_SPEC, async (req, reply) => sendJson(reply, 200, await info(req)));
   };
 }
 

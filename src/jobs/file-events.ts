@@ -19,7 +19,7 @@ export interface FileEvent {
   uuid: string;
   initiator: Initiator;
   /** For file.info_updated: the values before the change (null = key was added). */
-  previousValues?: { metadata?: Record<string, string | null>; appdata?: Record<string, unknown> };
+  previousValues?: { metadata?: Record<string, string | null>; appdata?: Record<string, unknown>; tags?: string[] };
 }
 
 /** Job kind the dispatcher handles. */
@@ -35,4 +35,9 @@ export function apiInitiator(requestId: string | null = null): Initiator {
 
 export function systemInitiator(): Initiator {
   return { type: 'system', detail: { request_id: null, addon_name: null, source_file_uuid: null } };
+}
+
+/** A change made by an add-on run (its appdata, a file it made: `source_file_uuid` is the file it ran on). */
+export function addonInitiator(requestId: string, addonName: string, sourceFileUuid: string | null = null): Initiator {
+  return { type: 'addon', detail: { request_id: requestId, addon_name: addonName, source_file_uuid: sourceFileUuid } };
 }

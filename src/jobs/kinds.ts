@@ -47,6 +47,15 @@ export interface JobPayloads {
   /** A from_url download, and forgetting its token a day later (uploads feature). */
   'from_url.fetch': { token: string };
   'from_url.forget': { token: string };
+  /** One add-on execution (add-ons feature); its state is the addon_executions row. */
+  'addon.execute': { requestId: string };
+  /** Daily: finished add-on executions older than a week (add-ons feature). */
+  'addons.prune': PeriodicPayload;
+  /** One conversion of a file, by its conversion_jobs row (conversions feature). */
+  'convert.document': { token: number };
+  'convert.video': { token: number };
+  /** Periodic: expired tus uploads and their staged bytes (tus feature). */
+  'tus.expire': PeriodicPayload;
 }
 
 export type JobKind = keyof JobPayloads;

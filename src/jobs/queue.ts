@@ -275,6 +275,21 @@ export class JobQueue {
       .execute();
   }
 
+  /** For /metrics: the wait of the oldest due, unclaimed job (ms, 0 when none) and the dead jobs kept. */
+  async stats(): Promise<{ lagMs: number; dead: number }> {
+    const now = nowUs();
+    const oldest = await this.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.min('run_at_us').as('due'))
+      .where('state', '=', 'pending')
+      .where('run_at_us', '<=', now)
+      .where((eb) => eb.or([eb('lease_until_us', 'is', null), eb('lease_until_us', '<', now)]))
+      .executeTakeFirst();
+    const dead = await this.db.selectFrom('jobs').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'dead').executeTakeFirst();
+    const due = oldest?.due === null || oldest?.due === undefined ? now : Number(oldest.due);
+    return { lagMs: Math.max(0, (now - due) / 1000), dead: Number(dead?.n ?? 0) };
+  }
+
   /** Removes finished jobs older than `olderThanUs` so the table stays small. */
   async prune(olderThanUs: number): Promise<void> {
     await this.db.deleteFrom('jobs').where('state', '=', 'done').where('created_us', '<', olderThanUs).execute();

@@ -29,6 +29,15 @@ export const MAX_OUTPUT_JPEG = { width: 5000, height: 5000 } as const;
 export const IMPLICIT_PREVIEW = { width: 2048, height: 2048 } as const;
 /** Bytes of an SVG we parse as text (sanitising reads it whole). */
 export const MAX_SVG_BYTES = 10 * 1024 * 1024;
+/** SVGs up to this size are sanitised on the main thread (a few ms); larger ones in a worker thread. */
+export const INLINE_SVG_BYTES = 256 * 1024;
+/**
+ * Elements of an SVG we rasterize (librsvg's parse alone took 45 s for 200,000 circles); a larger
+ * one can still be delivered as SVG.
+ */
+export const MAX_SVG_RASTER_ELEMENTS = 50_000;
+/** JS heap of the SVG rasterizer child process (librsvg's own memory is bounded by the 75 Mpx limit). */
+export const SVG_CHILD_HEAP_MB = 128;
 /** Bytes of a non-sharp input (BMP, PCX, TGA, HEIC) read into memory for decoding. */
 export const MAX_DECODER_INPUT_BYTES = 300 * 1024 * 1024;
 /** Pixel maps over at most this many pixels run inline (a few ms); larger ones in a worker thread. */

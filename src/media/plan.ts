@@ -20,7 +20,8 @@ export interface Plan {
   steps: PlanStep[];
   /** The operations that decide the bytes, normalised: `-/name/params/-/…` without `inline`. */
   canonical: string;
-  info: 'json' | null;
+  /** Info outputs answered with JSON instead of an image. */
+  info: 'json' | 'detect_faces' | 'main_colors' | null;
   inline: boolean | null;
   /** The bytes must be read and rendered: any operation but inline and @-tags (json included). */
   isProcessing: boolean;
@@ -58,6 +59,14 @@ function planOf(parsed: PlanStep[]): Plan {
   if (jsonAt !== -1 && parsed.slice(jsonAt + 1).some((s) => s.name !== 'inline')) {
     throw bad('json', 'it must be the last operation');
   }
+  const colorsAt = parsed.findIndex((s) => s.name === 'main_colors');
+  if (colorsAt !== -1 && parsed.slice(colorsAt + 1).some((s) => s.name !== 'inline')) {
+    throw bad('main_colors', 'it must be the last operation');
+  }
+  const facesAt = parsed.findIndex((s) => s.name === 'detect_faces');
+  if (facesAt !== -1 && parsed.some((s) => s.name !== 'detect_faces' && s.name !== 'inline')) {
+    throw bad('detect_faces', 'it cannot be combined with other operations');
+  }
   const steps = dedupe(parsed);
   const formatStep = steps.find((s) => s.name === 'format');
   const isVideo = steps.some((s) => s.name === 'gif2video');
@@ -75,7 +84,7 @@ function planOf(parsed: PlanStep[]): Plan {
   return {
     steps,
     canonical: steps.filter((s) => s.name !== 'inline').map((s) => ['-', s.name, ...s.params].join('/')).join('/'),
-    info: jsonAt !== -1 ? 'json' : null,
+    info: jsonAt !== -1 ? 'json' : facesAt !== -1 ? 'detect_faces' : colorsAt !== -1 ? 'main_colors' : null,
     inline: inlineStep ? (inlineStep.args as boolean) : null,
     isProcessing: steps.some((s) => s.name !== 'inline'),
     video: isVideo ? ((formatStep?.args as 'mp4' | 'webm' | undefined) ?? 'mp4') : null,

@@ -23,12 +23,14 @@ import { lookup } from './operations/index.js';
 import { preview } from './operations/geometry.js';
 import { PipelineStage } from './pipeline/state.js';
 import { type Opened, type SourceFile, kindOf, openSource, readSvg } from './pipeline/source.js';
-import { transformSvg } from './pipeline/svg.js';
 import type { LoadedImage, OutputOptions } from './pipeline/types.js';
 import { Deadline, IMPLICIT_PREVIEW, RENDER_TIMEOUT_MS, checkOutput, renderTimeout } from './limits.js';
 import { encode } from './pipeline/encode.js';
 import { renderGif2Video } from './pipeline/ffmpeg.js';
 import { imageJson } from './pipeline/info.js';
+import { mainColorsOf } from './detect/pool.js';
+import { rgbOf } from './detect/sample.js';
+import { detectionKey } from './detect/cache.js';
 
 export type RenderSource = SourceFile;
 export interface RenderContext {
@@ -72,7 +74,7 @@ const PHASES: readonly Phase[] = [
   async function decode(job) {
     const opened = await openSource(job.source, { autorotate: job.out.autorotate, ignoreIcc: job.out.srgb === 'fast', timeoutMs: job.deadline.remainingMs() });
     job.opened = opened;
-    job.stage = new PipelineStage(opened.img, opened.width, opened.height, opened.hasAlpha, job.out, (uuid) => loadOverlay(job, uuid), job.deadline);
+    job.stage = new PipelineStage(opened.img, opened.width, opened.height, opened.hasAlpha, job.out, (uuid) => loadOverlay(job, uuid), job.deadline, detectKey(job));
   },
   async function transform(job) {
     const s = job.stage!;
@@ -98,22 +100,39 @@ export function defaultOutput(): OutputOptions {
   return { format: null, quality: null, progressive: false, stripMeta: 'all', srgb: 'icc', maxIccKb: null, autorotate: true, rasterize: false };
 }
 
-export async function render(source: RenderSource, plan: Plan, ctx: RenderContext): Promise<RenderResult> {
+/**
+ * A started render. `answer` settles at the latest at the deadline (a timeout 400 then);
+ * `ended` settles (never rejects) when the work itself has stopped, which can be later: a libvips
+ * call runs on until its own timeout fires. Whoever bounds concurrent renders, or owns what the
+ * render reads, waits for `ended`, not for the answer.
+ */
+export interface RenderRun {
+  answer: Promise<RenderResult>;
+  ended: Promise<void>;
+}
+
+export function startRender(source: RenderSource, plan: Plan, ctx: RenderContext): RenderRun {
   const deadline = new Deadline(ctx.timeoutMs ?? RENDER_TIMEOUT_MS);
-  try {
-    // gif2video is bounded by ffmpeg's own time limit (VIDEO_TIMEOUT_MS).
-    if (plan.video) return await renderGif2Video(source, await kindOf(source), plan);
-    return await deadline.race(branch(source, plan, ctx, deadline));
-  } catch (e) {
+  // gif2video is bounded by ffmpeg's own time limit (VIDEO_TIMEOUT_MS).
+  const work = plan.video ? kindOf(source).then((kind) => renderGif2Video(source, kind, plan)) : branch(source, plan, ctx, deadline);
+  const answer = (plan.video ? work : deadline.race(work)).catch((e: unknown) => {
     throw asClientError(e, deadline);
-  }
+  });
+  return { answer, ended: work.then(() => undefined, () => undefined) };
+}
+
+/** Renders and answers by the deadline (see RenderRun for work that outlives its answer). */
+export function render(source: RenderSource, plan: Plan, ctx: RenderContext): Promise<RenderResult> {
+  return startRender(source, plan, ctx).answer;
 }
 
 async function branch(source: RenderSource, plan: Plan, ctx: RenderContext, deadline: Deadline): Promise<RenderResult> {
   if (plan.info === 'json') return jsonFacts(source, ctx.fileId, deadline);
-  const kind = await kindOf(source);
   const out = settingsOf(plan);
-  if (kind === 'svg' && !out.rasterize) return svgAsSvg(source, plan);
+  if (plan.info === 'detect_faces') return faceFacts({ source, plan, ctx, out, deadline });
+  if (plan.info === 'main_colors') return colourFacts({ source, plan, ctx, out, deadline });
+  const kind = await kindOf(source);
+  if (kind === 'svg' && !out.rasterize) return svgAsSvg(source, plan, deadline);
   const job: Job = { source, plan, ctx, out, deadline };
   for (const phase of PHASES) await phase(job);
   return job.result!;
@@ -126,13 +145,41 @@ async function jsonFacts(source: RenderSource, fileId: string, deadline: Deadlin
   return { body, contentType: 'application/json', width: Number(info.width) || 0, height: Number(info.height) || 0, varyAccept: false, format: 'json' };
 }
 
+/** Detections of the decoded original are cached per file and decode options. */
+function detectKey(job: Job): string {
+  return detectionKey(job.ctx.fileId, job.out.autorotate, job.out.srgb);
+}
+
+function jsonResult(value: object, width: number, height: number): RenderResult {
+  return { body: Buffer.from(JSON.stringify(value)), contentType: 'application/json', width, height, varyAccept: false, format: 'json' };
+}
+
+/** `/detect_faces/`: the `-/json/` facts plus `faces` as [x, y, width, height] in pixels of the (autorotated) image. */
+async function faceFacts(job: Job): Promise<RenderResult> {
+  await PHASES[0]!(job);
+  const info = await imageJson(job.source, job.deadline.remainingMs());
+  const faces = await job.stage!.detect('faces');
+  const { width, height } = job.stage!;
+  return jsonResult({ id: job.ctx.fileId, ...info, faces: faces.map((f) => [f.x, f.y, f.width, f.height]) }, width, height);
+}
+
+/** `-/main_colors/n/`: the n main colours of the image after the operations before it, as [r, g, b], most frequent first. */
+async function colourFacts(job: Job): Promise<RenderResult> {
+  await PHASES[0]!(job);
+  await PHASES[1]!(job);
+  const s = job.stage!;
+  const count = job.plan.steps.find((st) => st.name === 'main_colors')!.args as number;
+  const sample = await rgbOf(await s.pipe(), s.width, s.height, 64);
+  const colors = await mainColorsOf(sample, count, job.deadline.remainingMs());
+  return jsonResult({ main_colors: colors }, s.width, s.height);
+}
+
 /** SVG without `rasterize` stays SVG (spec rule 4): sanitised, geometry applied to its attributes. */
-async function svgAsSvg(source: RenderSource, plan: Plan): Promise<RenderResult> {
-  const text = await readSvg(source);
+async function svgAsSvg(source: RenderSource, plan: Plan, deadline: Deadline): Promise<RenderResult> {
   const sizing = plan.steps.some((st) => lookup(st.name)!.sizing);
-  const geo = plan.steps.filter((st) => lookup(st.name)!.svgGeometry);
-  const { svg, width, height } = transformSvg(text, geo, sizing ? null : IMPLICIT_PREVIEW);
-  return { body: Buffer.from(svg), contentType: 'image/svg+xml', width, height, varyAccept: false, format: 'svg' };
+  const steps = plan.steps.filter((st) => lookup(st.name)!.svgGeometry);
+  const { body, width, height } = await readSvg(source, deadline.remainingMs(), { steps, preview: sizing ? null : IMPLICIT_PREVIEW });
+  return { body, contentType: 'image/svg+xml', width, height, varyAccept: false, format: 'svg' };
 }
 
 async function loadOverlay(job: Job, uuid: string): Promise<LoadedImage> {

@@ -10,6 +10,17 @@ export interface ProjectRow {
   autostore: boolean;
   signedUploads: boolean;
   createdUs: number;
+  /** CDN URLs need a token (docs/cdn-signed-urls.md). */
+  signedCdn: boolean;
+  /** Hex key of CDN tokens, null until first needed. */
+  cdnSecret: string | null;
+}
+
+export interface ProjectPatch {
+  autostore?: boolean;
+  signedUploads?: boolean;
+  signedCdn?: boolean;
+  cdnSecret?: string;
 }
 
 export interface SecretKeyRow {
@@ -28,6 +39,8 @@ const toProject = (r: Row): ProjectRow => ({
   autostore: r.autostore === 1,
   signedUploads: r.signed_uploads === 1,
   createdUs: r.created_us,
+  signedCdn: Number(r.signed_cdn) === 1,
+  cdnSecret: r.cdn_secret,
 });
 
 export class ProjectRepo {
@@ -37,7 +50,7 @@ export class ProjectRepo {
     this.db = store.kysely;
   }
 
-  async insert(p: Omit<ProjectRow, 'id'>, secret: string): Promise<ProjectRow> {
+  async insert(p: Omit<ProjectRow, 'id' | 'signedCdn' | 'cdnSecret'>, secret: string): Promise<ProjectRow> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .insertInto('projects')
@@ -69,11 +82,20 @@ export class ProjectRepo {
     return row ? toProject(row) : null;
   }
 
-  async update(id: number, patch: { autostore?: boolean; signedUploads?: boolean }): Promise<void> {
-    const values: { autostore?: number; signed_uploads?: number } = {};
+  async update(id: number, patch: ProjectPatch): Promise<void> {
+    const values: { autostore?: number; signed_uploads?: number; signed_cdn?: number; cdn_secret?: string } = {};
     if (patch.autostore !== undefined) values.autostore = patch.autostore ? 1 : 0;
     if (patch.signedUploads !== undefined) values.signed_uploads = patch.signedUploads ? 1 : 0;
+    if (patch.signedCdn !== undefined) values.signed_cdn = patch.signedCdn ? 1 : 0;
+    if (patch.cdnSecret !== undefined) values.cdn_secret = patch.cdnSecret;
     if (Object.keys(values).length > 0) await this.db.updateTable('projects').set(values).where('id', '=', id).execute();
+  }
+
+  /** Sets the CDN key unless one exists (two nodes racing keep the first); returns the key in force. */
+  async ensureCdnSecret(id: number, candidate: string): Promise<string> {
+    await this.db.updateTable('projects').set({ cdn_secret: candidate }).where('id', '=', id).where('cdn_secret', 'is', null).execute();
+    const row = await this.db.selectFrom('projects').select('cdn_secret').where('id', '=', id).executeTakeFirstOrThrow();
+    return row.cdn_secret ?? candidate;
   }
 
   async addSecret(projectId: number, secret: string, createdUs: number): Promise<SecretKeyRow> {

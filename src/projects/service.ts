@@ -1,10 +1,29 @@
 /** Projects and their keys: the tenancy unit of every API. */
 import { randomHex } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
-import type { ProjectRepo, ProjectRow, SecretKeyRow } from './repo.js';
+import type { ProjectPatch, ProjectRepo, ProjectRow, SecretKeyRow } from './repo.js';
 import { AppError } from '../core/errors.js';
+import { aclFor, mintCdnToken } from '../auth/cdn-token.js';
 
-export type { ProjectRow, SecretKeyRow };
+export type { ProjectPatch, ProjectRow, SecretKeyRow };
+
+/** What the CDN needs of a project: whether URLs need a token, and the key tokens are signed with. */
+export interface CdnPolicy {
+  signed: boolean;
+  key: Buffer | null;
+}
+
+export interface MintedCdnToken {
+  token: string;
+  /** The acl granted (null for an exact-URL token). */
+  acl: string | null;
+  expire: number;
+  /** The CDN URL with the token (the path's own URL for an exact-URL token). */
+  url: string;
+}
+
+/** The longest a minted CDN token may live: one year. */
+export const CDN_TOKEN_MAX_TTL_S = 365 * 24 * 3600;
 
 export interface CreatedProject {
   project: ProjectRow;
@@ -14,6 +33,8 @@ export interface CreatedProject {
 export class ProjectService {
   /** Pub key -> project, kept briefly: every upload and REST call looks one up. */
   private readonly cache = new Map<string, { project: ProjectRow; secrets: string[]; at: number }>();
+  /** Project id -> CDN policy, kept as briefly: the CDN asks on every request of a file it serves. */
+  private readonly cdnCache = new Map<number, { policy: CdnPolicy; at: number }>();
 
   constructor(private readonly repo: ProjectRepo, private readonly cacheMs = 2000) {}
 
@@ -97,10 +118,70 @@ export class ProjectService {
     this.cache.delete(pubKey);
   }
 
-  async update(pubKey: string, patch: { autostore?: boolean; signedUploads?: boolean }): Promise<ProjectRow> {
+  async update(pubKey: string, patch: Omit<ProjectPatch, 'cdnSecret'>): Promise<ProjectRow> {
     const project = await this.require(pubKey);
+    // Requiring tokens needs a key to sign them with.
+    if (patch.signedCdn === true) await this.repo.ensureCdnSecret(project.id, randomHex(32));
     await this.repo.update(project.id, patch);
     this.cache.delete(pubKey);
+    this.cdnCache.delete(project.id);
     return this.require(pubKey);
   }
+
+  /** The project's CDN key (hex), made on first use; `rotate` replaces it (old tokens stop working). */
+  async cdnKey(pubKey: string, rotate = false): Promise<string> {
+    const project = await this.require(pubKey);
+    this.cdnCache.delete(project.id);
+    if (rotate) {
+      const key = randomHex(32);
+      await this.repo.update(project.id, { cdnSecret: key });
+      return key;
+    }
+    return project.cdnSecret ?? this.repo.ensureCdnSecret(project.id, randomHex(32));
+  }
+
+  /**
+   * Mints a token for a CDN path (`<uuid>/…`, `/<uuid>/…/` or a full CDN URL): a path grant
+   * (`wildcard`: every path under it), or, with `exactUrl`, a token for that one URL.
+   */
+  async mintCdnToken(projectId: number, cdnBase: string, opts: { path: string; ttlS: number; wildcard?: boolean; exactUrl?: boolean; now?: number }): Promise<MintedCdnToken> {
+    const project = await this.byId(projectId);
+    if (!project) throw new AppError(404, 'NotFound', 'Not found.');
+    const key = project.cdnSecret ?? (await this.repo.ensureCdnSecret(project.id, randomHex(32)));
+    const expire = Math.floor((opts.now ?? Date.now()) / 1000) + opts.ttlS;
+    const path = cdnPathOf(opts.path, cdnBase);
+    if (opts.exactUrl) {
+      const url = `${cdnBase}${path}`;
+      const token = mintCdnToken(key, { url }, expire);
+      return { token, acl: null, expire, url: `${url}?token=${token}` };
+    }
+    const acl = aclFor(path, opts.wildcard ?? false);
+    const token = mintCdnToken(key, { acl }, expire);
+    const base = acl.endsWith('*') ? acl.slice(0, -1) : acl;
+    return { token, acl, expire, url: `${cdnBase}${path.endsWith('/') || acl.endsWith('*') ? base : path}?token=${token}` };
+  }
+
+  /** Whether a project's CDN URLs need a token, cached for `cacheMs` like the key lookups. */
+  async cdnPolicy(projectId: number): Promise<CdnPolicy> {
+    const hit = this.cdnCache.get(projectId);
+    if (hit && Date.now() - hit.at < this.cacheMs) return hit.policy;
+    const project = await this.repo.byId(projectId);
+    const policy: CdnPolicy = {
+      signed: project?.signedCdn ?? false,
+      key: project?.cdnSecret ? Buffer.from(project.cdnSecret, 'hex') : null,
+    };
+    if (this.cdnCache.size > 10_000) this.cdnCache.clear();
+    this.cdnCache.set(projectId, { policy, at: Date.now() });
+    return policy;
+  }
+}
+
+/** `/uuid/…` from a path with or without its leading slash, or from a full URL on the CDN base. */
+function cdnPathOf(input: string, cdnBase: string): string {
+  let p = input.trim();
+  if (p.startsWith(cdnBase)) p = p.slice(cdnBase.length);
+  else if (/^https?:\/\//i.test(p)) p = new URL(p).pathname;
+  p = p.split('?')[0] ?? '';
+  if (!/^\/?[0-9a-fA-F-]{36}(~\d+)?(\/|$)/.test(p)) throw new AppError(400, 'InvalidPath', 'path must be a CDN path starting with a file UUID or group id, or a CDN URL');
+  return p.startsWith('/') ? p : `/${p}`;
 }

@@ -1,5 +1,6 @@
 /** POST /from_url/ and GET /from_url/status/ (wire-reference §1.6, §1.7). */
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { OutboundClient } from '../net/outbound.js';
 import { requestParams } from './request-params.js';
@@ -7,14 +8,59 @@ import type { FromUrlTasks, TaskRow } from './from-url/tasks.js';
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson, type UploadInfoJson } from '../core/file-json.js';
 import { uploadError } from '../http/upload/errors.js';
-import { flagParam, metadataFields, queryParams, storeChoice, type Params } from '../http/upload/params.js';
+import { flagParam, metadataFields, queryParams, storeChoice, tagFields, type Params } from '../http/upload/params.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
+import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
+import { jsonObject, uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 
 const MAX_URL_CHARS = 8192;
 
+const { pub_key, store, signature, expire, tags, metadata, jsonerrors } = uploadFieldDocs;
+const flag = (description: string) => z.string().optional().meta({ description: `${description} (1 or 0).` });
+
+// Fields are read by the handler (query and body merged, the key judged first), so documented only.
+const FROM_URL_SPEC = {
+  method: 'POST',
+  url: '/from_url/',
+  summary: 'Upload a file from a URL',
+  description: 'The download runs in the background: poll `/from_url/status/` with the token.',
+  query: z.object({ jsonerrors }),
+  body: {
+    schema: z.object({
+      pub_key,
+      source_url: z.string().meta({ description: 'The http(s) URL to fetch (public addresses only).' }),
+      store,
+      filename: z.string().optional().meta({ description: 'Name of the new file (default: from the URL or its answer).' }),
+      check_URL_duplicates: flag('Answer an earlier upload of the same URL instead'),
+      save_URL_duplicates: flag('Remember this URL for later duplicate checks'),
+      signature,
+      expire,
+      tags,
+      'metadata[<key>]': metadata,
+    }),
+    contentTypes: FORM_TYPES,
+    documentOnly: true,
+  },
+  responses: {
+    200: {
+      description: 'A token to poll, or (with `check_URL_duplicates`) the earlier file.',
+      schema: z.union([z.object({ type: z.literal('token'), token: z.string() }), infoSchema.extend({ type: z.literal('file_info') })]),
+    },
+  },
+} as const;
+
+const STATUS_SPEC = {
+  method: 'GET',
+  url: '/from_url/status/',
+  summary: 'The status of an upload from a URL',
+  security: [],
+  query: z.object({ token: z.string().optional().meta({ description: 'The token `/from_url/` answered.' }), jsonerrors }),
+  responses: { 200: { description: '`{status: waiting|progress|success|error|unknown, …}`; with success, the file info.', schema: jsonObject } },
+} as const;
+
 export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: OutboundClient) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    app.post('/from_url/', async (req, reply) => {
+    uploadRoute(app, FROM_URL_SPEC, async (req, reply) => {
       const params = await requestParams(req);
       const answer = await runUploadRequest(ctx, req, params, {
         endpoint: '/from_url/',
@@ -32,6 +78,7 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
             filename: f.filename,
             store: f.store,
             metadata: f.metadata,
+            tags: f.tags,
             saveDuplicates: f.saveDuplicates,
             requestId: req.id,
           });
@@ -42,7 +89,7 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
       return sendJson(reply, 200, answer);
     });
 
-    app.get('/from_url/status/', async (req, reply) => {
+    uploadRoute(app, STATUS_SPEC, async (req, reply) => {
       const token = queryParams(req.query).get('token');
       if (!token) throw uploadError(400, 'TokenRequiredError', 'token is required.');
       const task = /^[0-9a-f-]{36}$/.test(token) ? await tasks.get(token) : undefined;
@@ -58,9 +105,10 @@ function fromUrlFields(ctx: AppContext, params: Params) {
   if (sourceUrl.length > MAX_URL_CHARS) throw uploadError(400, 'URLParsingFailedError', 'Failed to parse URL.');
   const store = storeChoice(ctx, params);
   const metadata = metadataFields(params);
+  const tags = tagFields(params);
   const checkDuplicates = flagParam(params, 'check_URL_duplicates', false);
   const saveDuplicates = flagParam(params, 'save_URL_duplicates', checkDuplicates);
-  return { sourceUrl, store, metadata, checkDuplicates, saveDuplicates, filename: params.get('filename') || null };
+  return { sourceUrl, store, metadata, tags, checkDuplicates, saveDuplicates, filename: params.get('filename') || null };
 }
 
 /** GET /from_url/status/: `total` is a number or the string "unknown", never null (the SDK divides by it). */

@@ -4,15 +4,25 @@
  * exactly 200 with an ETag, as browsers' XHR and S3-minded clients expect (wire-reference trap 4).
  */
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { parseUuid } from '../core/ids.js';
 import { uploadError } from '../http/upload/errors.js';
+import { uploadRoute } from '../http/upload/route.js';
 import { notFound, type MultipartService } from './multipart/service.js';
 
-interface PartParams {
-  uuid: string;
-  part: string;
-}
+// The URL's signature is the credential: no public key. Checked by the handler (404 / 403 order).
+const PART_SPEC = {
+  method: 'PUT',
+  url: '/multipart/upload/:uuid/:part/',
+  summary: 'Upload one part of a multipart upload',
+  description: 'The pre-signed URL `/multipart/start/` answered (object storage may hand out its own instead).',
+  security: [],
+  params: z.object({ uuid: z.string().meta({ description: 'The upload.' }), part: z.string().meta({ description: 'Part number, from 1.' }) }),
+  query: z.object({ expires: z.string().optional().meta({ description: 'From the URL.' }), sig: z.string().optional().meta({ description: 'From the URL.' }) }),
+  body: { schema: z.string().meta({ format: 'binary', description: 'The part\'s bytes: exactly part_size (the last: the rest).' }), contentTypes: ['application/octet-stream'], documentOnly: true },
+  responses: { 200: { description: 'Stored (ETag: the part\'s MD5).' }, 404: { description: 'No such upload or part.' }, 413: { description: 'Larger than part_size.' } },
+} as const;
 
 const partTooLarge = () => uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.');
 
@@ -24,11 +34,11 @@ export function multipartPartRoute(_ctx: AppContext, service: MultipartService) 
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
 
-    app.put<{ Params: PartParams; Querystring: Record<string, string | undefined> }>('/multipart/upload/:uuid/:part/', async (req, reply) => {
-      const uuid = parseUuid(req.params.uuid);
-      const part = /^\d{1,5}$/.test(req.params.part) ? Number(req.params.part) : 0;
+    uploadRoute(app, PART_SPEC, async (req, reply, { params, query }) => {
+      const uuid = parseUuid(params.uuid);
+      const part = /^\d{1,5}$/.test(params.part) ? Number(params.part) : 0;
       if (!uuid || part < 1) throw notFound();
-      const ok = await service.store.verifyPartUrl(uuid, part, String(req.query['expires'] ?? ''), String(req.query['sig'] ?? ''));
+      const ok = await service.store.verifyPartUrl(uuid, part, query.expires ?? '', query.sig ?? '');
       if (!ok) throw uploadError(403, 'SignatureInvalidError', 'Invalid or expired part URL signature.');
       const upload = await service.openUpload(uuid);
       if (part > Number(upload.parts)) throw notFound();

@@ -1,5 +1,6 @@
 /** POST /multipart/start/ and /multipart/complete/ (wire-reference §1.8). */
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { parseUuid } from '../core/ids.js';
 import { requestParams } from './request-params.js';
@@ -7,8 +8,48 @@ import { MAX_PART_BYTES, MIN_FILE_BYTES, MIN_PART_BYTES, type MultipartService }
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson } from '../core/file-json.js';
 import { uploadError } from '../http/upload/errors.js';
-import { firstOf, metadataFields, requireProject, storeChoice, type Params } from '../http/upload/params.js';
+import { firstOf, metadataFields, requireProject, storeChoice, tagFields, type Params } from '../http/upload/params.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
+import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
+import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
+
+const { UPLOADCARE_PUB_KEY, UPLOADCARE_STORE, signature, expire, tags, metadata, jsonerrors } = uploadFieldDocs;
+
+// Fields are read by the handlers (query and body merged, the key judged first), so documented only.
+const START_SPEC = {
+  method: 'POST',
+  url: '/multipart/start/',
+  summary: 'Start a multipart upload',
+  description: 'Answers one pre-signed URL per part: PUT each part there (any order), then call `/multipart/complete/`.',
+  query: z.object({ jsonerrors }),
+  body: {
+    schema: z.object({
+      UPLOADCARE_PUB_KEY,
+      filename: z.string().meta({ description: 'Name of the file.' }),
+      size: z.string().meta({ description: `Size in bytes (at least ${MIN_FILE_BYTES}).` }),
+      content_type: z.string().meta({ description: 'MIME type of the file.' }),
+      part_size: z.string().optional().meta({ description: `Bytes per part, ${MIN_PART_BYTES} to ${MAX_PART_BYTES} (default ${MIN_PART_BYTES}).` }),
+      UPLOADCARE_STORE,
+      signature,
+      expire,
+      tags,
+      'metadata[<key>]': metadata,
+    }),
+    contentTypes: FORM_TYPES,
+    documentOnly: true,
+  },
+  responses: { 200: { description: 'The upload and its part URLs.', schema: z.object({ uuid: z.string(), parts: z.array(z.string()) }) } },
+} as const;
+
+const COMPLETE_SPEC = {
+  method: 'POST',
+  url: '/multipart/complete/',
+  summary: 'Complete a multipart upload',
+  security: [['publicKey']],
+  query: z.object({ jsonerrors }),
+  body: { schema: z.object({ UPLOADCARE_PUB_KEY, uuid: z.string().meta({ description: 'The UUID `/multipart/start/` answered.' }) }), contentTypes: FORM_TYPES, documentOnly: true },
+  responses: { 200: { description: 'The new file.', schema: infoSchema } },
+} as const;
 
 const required = (name: string) => uploadError(400, 'RequestParamRequiredError', `${name} is required.`);
 
@@ -21,7 +62,7 @@ function intParam(params: Params, name: string, invalid: () => Error): number | 
 
 export function multipartRoutes(ctx: AppContext, service: MultipartService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    app.post('/multipart/start/', async (req, reply) => {
+    uploadRoute(app, START_SPEC, async (req, reply) => {
       const params = await requestParams(req);
       const started = await runUploadRequest(ctx, req, params, {
         endpoint: '/multipart/start/',
@@ -32,7 +73,7 @@ export function multipartRoutes(ctx: AppContext, service: MultipartService) {
       return sendJson(reply, 200, started);
     });
 
-    app.post('/multipart/complete/', async (req, reply) => {
+    uploadRoute(app, COMPLETE_SPEC, async (req, reply) => {
       const params = await requestParams(req);
       const found = await requireProject(ctx, params, 'base');
       const raw = firstOf(params, ['uuid']);
@@ -61,5 +102,5 @@ function startFields(ctx: AppContext, params: Params) {
     intParam(params, 'part_size', () => uploadError(400, 'MultipartPartSizeInvalidError', 'Multipart Upload Part Size should be an integer.')) ?? MIN_PART_BYTES;
   if (partSize < MIN_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooSmallError', `Multipart Upload Part Size can not be less than ${MIN_PART_BYTES} bytes.`);
   if (partSize > MAX_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooBigError', `Multipart Upload Part Size can not be more than ${MAX_PART_BYTES} bytes.`);
-  return { filename, contentType: contentType.slice(0, 255), size, partSize, store: storeChoice(ctx, params), metadata: metadataFields(params) };
+  return { filename, contentType: contentType.slice(0, 255), size, partSize, store: storeChoice(ctx, params), metadata: metadataFields(params), tags: tagFields(params) };
 }

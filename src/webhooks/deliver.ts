@@ -51,6 +51,7 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
     userAgent: 'Stowage-Webhooks/0.7',
   });
   const retryInMs = (attempt: number) => backoffMs(attempt, cfg.webhookRetryBaseMs, cfg.webhookRetryMaxMs);
+  const failures = ctx.metrics.counter('stowage_webhook_delivery_failures_total', 'Webhook delivery attempts that got no 2xx (timeouts, connection errors, refusals, other statuses)');
   // Attempt records of concurrent deliveries share commits.
   const writes = new GroupCommit(ctx.db);
   const record = (d: NewDelivery) => writes.statement((db) => repo.recordDelivery(d, db));
@@ -90,6 +91,7 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
       const t0 = performance.now();
       const result = await attempt(client, sub.targetUrl, headers, d.body);
       const success = result.status !== null && result.status >= 200 && result.status < 300;
+      if (!success) failures.inc();
       // The target's health: it answered (a 4xx is an answer). A refusal by policy says nothing about it.
       if (!result.permanent) breakers.record(sub.targetUrl, result.status !== null && result.status < 500, result.error ?? `HTTP ${result.status}`);
       await record({

@@ -1,81 +1,179 @@
 /**
  * REST: webhook subscriptions (spec "Webhooks", wire-reference §2.10) and, as an extension, the
  * record of delivery attempts at GET /webhooks/{id}/deliveries/.
+ *
+ * Subscription bodies are checked by rest-input.ts, which answers every bad field at once in the
+ * management API's `{"field": ["message"]}` shape; the schemas below document them.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { AppContext } from '../context.js';
+import { FILE_EVENTS } from '../jobs/file-events.js';
 import { deliveryJson, subscriptionJson } from './json.js';
 import type { WebhookService } from './service.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
-import { limitParam, queryOf } from '../http/rest/query.js';
-import { parseCreate, parseUnsubscribe, parseUpdate } from './rest-input.js';
+import { checked, type BodySpec } from '../http/common/route.js';
+import { limitParam } from '../http/rest/query.js';
+import { notFoundAnswer, restErrorJson, restRoute } from '../http/rest/route.js';
+import { PAYLOAD_VERSIONS, parseCreate, parseUnsubscribe, parseUpdate } from './rest-input.js';
 
 const DUPLICATE = { non_field_errors: ['This project is already subscribed on this event'] };
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
+const WEBHOOKS = ['Webhooks'];
+
+// Not a webhook id: not found, before the body is read (as before).
+const idParams = z.object({
+  id: checked(z.string(), (raw) => {
+    if (!/^\d{1,15}$/.test(raw)) throw notFound();
+    return Number(raw);
+  }).meta({ description: 'The subscription id.' }),
+});
+
+const fields = {
+  target_url: z.string().max(255).meta({ description: 'The URL events are POSTed to.' }),
+  event: z.enum(FILE_EVENTS as unknown as [string, ...string[]]),
+  is_active: z.boolean().meta({ description: 'Deliveries on or off (default true).' }),
+  signing_secret: z.string().max(32).nullable().meta({ description: 'Key of the `X-Uc-Signature` HMAC (empty or null: none).' }),
+  version: z.enum(PAYLOAD_VERSIONS as unknown as [string, ...string[]]).meta({ description: 'Payload version.' }),
+};
+const FORM = ['application/json', 'application/x-www-form-urlencoded'];
+const documented = (schema: z.ZodType): BodySpec<z.ZodType> => ({ schema, contentTypes: FORM, documentOnly: true });
+
+const subscriptionSchema = z.object({
+  id: z.number().int(),
+  created: z.string(),
+  updated: z.string(),
+  event: z.string(),
+  target_url: z.string(),
+  project: z.number().int(),
+  is_active: z.boolean(),
+  signing_secret: z.string().nullable(),
+  version: z.string(),
+});
+const fieldErrors = z.record(z.string(), z.union([z.array(z.string()), z.string()])).meta({ description: '`{"field": ["message"]}` for every bad field, or `{"detail": …}` for a missing one.' });
+const deliverySchema = z.object({
+  id: z.number().int(),
+  webhook: z.number().int(),
+  event: z.string(),
+  event_id: z.number().int(),
+  attempt: z.number().int(),
+  target_url: z.string(),
+  started: z.string(),
+  duration_ms: z.number(),
+  status: z.number().int().nullable(),
+  success: z.boolean(),
+  error: z.string().nullable(),
+  response_excerpt: z.string().nullable(),
+});
+// Strings: the subscription's existence is checked before them (404 first, as before).
+const deliveriesQuery = z.object({
+  limit: z.string().optional().meta({ description: 'Page size, 1 to 1000 (default 100).' }),
+  before: z.string().optional().meta({ description: "The `next` link's delivery id: older attempts." }),
+});
 
 export function webhookRoutes(ctx: AppContext, webhooks: WebhookService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    app.get('/webhooks/', async (req, reply) => {
-      const subs = await webhooks.list(req.projectId);
-      return sendJson(reply, 200, subs.map(subscriptionJson));
-    });
+    restRoute(
+      app,
+      { method: 'GET', url: '/webhooks/', tags: WEBHOOKS, summary: "List the project's webhook subscriptions", responses: { 200: { description: 'The subscriptions.', schema: z.array(subscriptionSchema) } } },
+      async (req, reply) => {
+        const subs = await webhooks.list(req.projectId);
+        return sendJson(reply, 200, subs.map(subscriptionJson));
+      },
+    );
 
-    app.post('/webhooks/', async (req, reply) => {
-      const parsed = parseCreate(formOrJsonBody(req));
-      if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-      const sub = await webhooks.subscribe(req.projectId, parsed.value);
-      if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
-      return sendJson(reply, 201, subscriptionJson(sub));
-    });
+    restRoute(
+      app,
+      {
+        method: 'POST',
+        url: '/webhooks/',
+        tags: WEBHOOKS,
+        summary: 'Subscribe to an event',
+        body: documented(z.object({ ...fields, is_active: fields.is_active.optional(), signing_secret: fields.signing_secret.optional(), version: fields.version.optional() })),
+        responses: { 201: { description: 'The new subscription.', schema: subscriptionSchema }, 400: { description: 'Bad fields, or already subscribed.', schema: fieldErrors } },
+      },
+      async (req, reply) => {
+        const parsed = parseCreate(formOrJsonBody(req));
+        if (!parsed.ok) return sendJson(reply, 400, parsed.body);
+        const sub = await webhooks.subscribe(req.projectId, parsed.value);
+        if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
+        return sendJson(reply, 201, subscriptionJson(sub));
+      },
+    );
 
-    const unsubscribe = async (req: FastifyRequest, reply: FastifyReply) => {
-      const parsed = parseUnsubscribe(formOrJsonBody(req));
-      if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-      await webhooks.unsubscribe(req.projectId, parsed.value.targetUrl, parsed.value.event);
-      return reply.code(204).send();
-    };
-    app.post('/webhooks/unsubscribe/', unsubscribe);
-    app.delete('/webhooks/unsubscribe/', unsubscribe);
+    restRoute(
+      app,
+      {
+        method: ['POST', 'DELETE'],
+        url: '/webhooks/unsubscribe/',
+        tags: WEBHOOKS,
+        summary: "Unsubscribe a target URL (from one event, or from all without `event`)",
+        body: documented(z.object({ target_url: fields.target_url, event: fields.event.optional() })),
+        responses: { 204: { description: 'Unsubscribed.' }, 400: { description: 'Bad fields.', schema: fieldErrors } },
+      },
+      async (req, reply) => {
+        const parsed = parseUnsubscribe(formOrJsonBody(req));
+        if (!parsed.ok) return sendJson(reply, 400, parsed.body);
+        await webhooks.unsubscribe(req.projectId, parsed.value.targetUrl, parsed.value.event);
+        return reply.code(204).send();
+      },
+    );
 
     // PUT is the current form; POST on the id is the older documented one.
-    const update = async (req: FastifyRequest, reply: FastifyReply) => {
-      const id = idOf(req);
-      const parsed = parseUpdate(formOrJsonBody(req));
-      if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-      const sub = await webhooks.update(req.projectId, id, parsed.value);
-      if (!sub) throw notFound();
-      if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
-      return sendJson(reply, 200, subscriptionJson(sub));
-    };
-    app.put('/webhooks/:id/', update);
-    app.post('/webhooks/:id/', update);
+    restRoute(
+      app,
+      {
+        method: ['PUT', 'POST'],
+        url: '/webhooks/:id/',
+        tags: WEBHOOKS,
+        summary: 'Change a subscription (omitted fields stay)',
+        params: idParams,
+        body: documented(z.object(fields).partial()),
+        responses: { 200: { description: 'The subscription.', schema: subscriptionSchema }, 400: { description: 'Bad fields, or a duplicate.', schema: fieldErrors }, 404: notFoundAnswer('Subscription') },
+      },
+      async (req: FastifyRequest, reply: FastifyReply, { params }) => {
+        const parsed = parseUpdate(formOrJsonBody(req));
+        if (!parsed.ok) return sendJson(reply, 400, parsed.body);
+        const sub = await webhooks.update(req.projectId, params.id, parsed.value);
+        if (!sub) throw notFound();
+        if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
+        return sendJson(reply, 200, subscriptionJson(sub));
+      },
+    );
 
-    app.delete('/webhooks/:id/', async (req, reply) => {
-      const id = idOf(req);
-      if (!(await webhooks.remove(req.projectId, id))) throw notFound();
-      return reply.code(204).send();
-    });
+    restRoute(
+      app,
+      { method: 'DELETE', url: '/webhooks/:id/', tags: WEBHOOKS, summary: 'Delete a subscription', params: idParams, responses: { 204: { description: 'Deleted.' }, 404: notFoundAnswer('Subscription') } },
+      async (req, reply, { params }) => {
+        if (!(await webhooks.remove(req.projectId, params.id))) throw notFound();
+        return reply.code(204).send();
+      },
+    );
 
-    app.get('/webhooks/:id/deliveries/', async (req, reply) => {
-      const id = idOf(req);
-      if (!(await webhooks.get(req.projectId, id))) throw notFound();
-      const q = queryOf(req.query);
-      const limit = limitParam(q, 100, 1000);
-      const before = q['before'];
-      if (before !== undefined && !/^\d{1,15}$/.test(before)) throw new AppError(400, 'BadRequest', '`before` must be a delivery id.');
-      const beforeId = before === undefined ? null : Number(before);
-      const { rows, total } = await webhooks.deliveries(id, limit + 1, beforeId);
-      const page = rows.slice(0, limit);
-      const last = page[page.length - 1];
-      const next = rows.length > limit && last ? `${ctx.bases.rest}/webhooks/${id}/deliveries/?limit=${limit}&before=${last.id}` : null;
-      return sendJson(reply, 200, { next, previous: null, total, per_page: limit, results: page.map(deliveryJson) });
-    });
+    restRoute(
+      app,
+      {
+        method: 'GET',
+        url: '/webhooks/:id/deliveries/',
+        tags: WEBHOOKS,
+        summary: "A subscription's delivery attempts, newest first",
+        params: idParams,
+        query: deliveriesQuery,
+        responses: { 200: { description: 'A page of attempts.', schema: z.object({ next: z.string().nullable(), previous: z.null(), total: z.number().int(), per_page: z.number().int(), results: z.array(deliverySchema) }) }, 400: { description: 'A bad `limit` or `before`.', schema: restErrorJson }, 404: notFoundAnswer('Subscription') },
+      },
+      async (req, reply, { params: { id }, query }) => {
+        if (!(await webhooks.get(req.projectId, id))) throw notFound();
+        const limit = limitParam({ limit: query.limit }, 100, 1000);
+        const before = query.before;
+        if (before !== undefined && !/^\d{1,15}$/.test(before)) throw new AppError(400, 'BadRequest', '`before` must be a delivery id.');
+        const beforeId = before === undefined ? null : Number(before);
+        const { rows, total } = await webhooks.deliveries(id, limit + 1, beforeId);
+        const page = rows.slice(0, limit);
+        const last = page[page.length - 1];
+        const next = rows.length > limit && last ? `${ctx.bases.rest}/webhooks/${id}/deliveries/?limit=${limit}&before=${last.id}` : null;
+        return sendJson(reply, 200, { next, previous: null, total, per_page: limit, results: page.map(deliveryJson) });
+      },
+    );
   };
-}
-
-function idOf(req: FastifyRequest): number {
-  const raw = (req.params as { id: string }).id;
-  if (!/^\d{1,15}$/.test(raw)) throw notFound();
-  return Number(raw);
 }

@@ -18,6 +18,7 @@ import { startS3, type TestS3 } from '../helpers/s3.js';
 class TooLarge extends Error {}
 const tooLarge = () => new TooLarge('too large');
 const md5 = (b: Buffer) => crypto.createHash('md5').update(b).digest('hex');
+const sha256 = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
 
 async function readAll(s: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -76,10 +77,10 @@ describe.each(backends)('BlobStore contract: %s', (_name, make) => {
     store = await make();
   });
 
-  it('put then get returns the same bytes, size and md5', async () => {
+  it('put then get returns the same bytes, size, md5 and sha256', async () => {
     const body = crypto.randomBytes(200_000);
     const put = await store.put('files/ab/one', Readable.from([body]), { maxBytes: 1e9, onTooLarge: tooLarge });
-    expect(put).toEqual({ size: body.length, md5: md5(body) });
+    expect(put).toEqual({ size: body.length, md5: md5(body), sha256: sha256(body) });
     expect((await readAll(await store.get('files/ab/one'))).equals(body)).toBe(true);
     expect(await store.size('files/ab/one')).toBe(body.length);
   });
@@ -154,9 +155,10 @@ describe.each(backends)('BlobStore contract: %s', (_name, make) => {
 
   it('a large streamed put (multipart on S3) round-trips', async () => {
     const total = 18 * 1024 * 1024 + 123;
-    const expected = md5(await readAll(generated(total, 5)));
+    const whole = await readAll(generated(total, 5));
+    const expected = md5(whole);
     const put = await store.put('files/ab/large', generated(total, 5), { maxBytes: total, onTooLarge: tooLarge });
-    expect(put).toEqual({ size: total, md5: expected });
+    expect(put).toEqual({ size: total, md5: expected, sha256: sha256(whole) });
     expect(await store.size('files/ab/large')).toBe(total);
     expect(md5(await readAll(await store.get('files/ab/large')))).toBe(expected);
     const tail = await readAll(await store.get('files/ab/large', { start: total - 200, end: total - 1 }));

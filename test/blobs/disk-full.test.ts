@@ -11,10 +11,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startServer, usingS3, type ProjectKeys, type TestServer } from '../helpers/server.js';
 import { restClient } from '../helpers/rest.js';
-import { get, postForm, postQuery, toRes, until } from '../uploads/helpers.js';
+import { readResponse } from '../helpers/http.js';
+import { get, postForm, postQuery, until } from '../uploads/helpers.js';
 import { startOrigin, type Origin } from '../uploads/origin.js';
 
 const MiB = 1024 * 1024;
@@ -64,6 +65,8 @@ async function uploadBase(data: Buffer, query = ''): Promise<Response> {
 }
 
 describe.skipIf(skipReason !== null)(`full disk (tmpfs data dir)${skipReason ? ` — skipped: ${skipReason}` : ''}`, () => {
+  // useServer() does not fit: the data dir is a tmpfs mounted before the start and unmounted only
+  // after the stop.
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-full-'));
     if (!tryMountTmpfs(dataDir, TMPFS_BYTES)) throw new Error('could not mount the tmpfs');
@@ -93,8 +96,14 @@ describe.skipIf(skipReason !== null)(`full disk (tmpfs data dir)${skipReason ? `
     const plain = await uploadBase(big);
     expect(plain.status).toBe(507);
     expect(plain.headers.get('retry-after')).toBe('60');
+    // The warning names the request by the id its answer carries, so a client's report finds it.
+    const reqId = plain.headers.get('x-request-id');
+    expect(reqId).toBeTruthy();
+    // (The log line travels through a pipe, the answer through a socket: either may arrive first.)
+    const warned = () => server.output().split('\n').some((l) => l.includes('out of storage space') && l.includes(`"reqId":"${reqId}"`));
+    await vi.waitFor(() => expect(warned(), server.output()).toBe(true), { timeout: 5_000, interval: 25 });
     expect(await plain.text()).toBe('Insufficient storage: the server has no space left to store this. Try again later.');
-    const sdk = await toRes(await uploadBase(big, '?jsonerrors=1'));
+    const sdk = await readResponse(await uploadBase(big, '?jsonerrors=1'));
     expect(sdk.status).toBe(200);
     expect(sdk.json).toEqual({ error: { status_code: 507, error_code: 'InsufficientStorageError', content: 'Insufficient storage: the server has no space left to store this. Try again later.' } });
     expect(tempFiles()).toEqual([]);

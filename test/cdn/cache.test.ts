@@ -110,4 +110,26 @@ describe('overload', () => {
     expect((await sharp(after.body).metadata()).width).toBe(50);
     expect((await get(s, `/${id}/`)).status).toBe(200);
   });
+
+  test('a render answered at its deadline keeps its slot until its work has stopped', async () => {
+    // One slot, no waiting room: a second render while the first still runs is a 503.
+    const s = await start({ STOWAGE_CDN_PROCESS_CONCURRENCY: '1', STOWAGE_CDN_PROCESS_QUEUE: '0', STOWAGE_CDN_RENDER_TIMEOUT_MS: '300' });
+    const keys = await s.createProject();
+    const id = await put(s, keys, 'n.jpg', await noise(400, 400));
+    // A 64 Mpx intermediate: libvips works on it until its own timeout (whole seconds, so >= 1 s),
+    // well past the 300 ms answer. The slot used to be freed at the answer, so renders past their
+    // deadline piled up beyond the bound (issue #11: memory grew with every slow URL).
+    const slow = await get(s, `/${id}/-/resize/8000x8000/-/blur/200/-/resize/100x/`);
+    expect(slow.status, slow.text).toBe(400);
+    expect(slow.text).toContain('longer than');
+    const next = await get(s, `/${id}/-/resize/60x/`);
+    expect(next.status, 'the abandoned render still holds the only slot').toBe(503);
+    // And the slot comes back once that work has ended.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await get(s, `/${id}/-/resize/${61 + i}x/`)).status;
+    }
+    expect(status).toBe(200);
+  });
 });

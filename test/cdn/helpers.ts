@@ -4,8 +4,7 @@ import { expect } from 'vitest';
 import sharp from 'sharp';
 import type { ProjectKeys, TestServer } from '../helpers/server.js';
 import { uploadBase } from '../helpers/rest.js';
-
-export interface Fetched { status: number; headers: Headers; body: Buffer; text: string }
+import { request, type Res } from '../helpers/http.js';
 
 export async function put(server: TestServer, keys: ProjectKeys, name: string, data: Buffer | string, type?: string): Promise<string> {
   const r = await uploadBase(server.upload, keys.public_key, [{ name, data, type }], { UPLOADCARE_STORE: '1' });
@@ -18,10 +17,8 @@ export async function putFile(server: TestServer, keys: ProjectKeys, path: strin
   return put(server, keys, name, readFileSync(path));
 }
 
-export async function get(server: TestServer, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Fetched> {
-  const res = await fetch(server.cdn + path, { headers, method });
-  const body = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, headers: res.headers, body, text: body.toString('utf8') };
+export async function get(server: Pick<TestServer, 'cdn'>, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Res> {
+  return request(server.cdn + path, { headers, method });
 }
 
 /** RGBA of pixel (x, y) of an encoded image (negative x/y count from the right/bottom). */

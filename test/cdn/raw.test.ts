@@ -1,29 +1,25 @@
 import crypto from 'node:crypto';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { restClient, uploadBase } from '../helpers/rest.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
+import { uploadBase } from '../helpers/rest.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
+const srv = useServer();
 let textUuid: string;
 let imageUuid: string;
 const bytes = crypto.randomBytes(100_000);
 let binUuid: string;
 
 beforeAll(async () => {
-  server = await startServer();
-  keys = await server.createProject();
-  textUuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'hello world.txt', data: 'hello\n' }])).json.file;
+  textUuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'hello world.txt', data: 'hello\n' }])).json.file;
   const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123456' } }).png().toBuffer();
-  imageUuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'pic.png', data: png }])).json.file;
-  binUuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'Северина паспорт.bin', data: bytes }])).json.file;
+  imageUuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'pic.png', data: png }])).json.file;
+  binUuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'Северина паспорт.bin', data: bytes }])).json.file;
 });
-afterAll(async () => server?.stop());
 
 describe('CDN raw delivery', () => {
   it('serves the bytes with type, strong ETag (MD5), immutable caching and CORS', async () => {
-    const r = await fetch(`${server.cdn}/${textUuid}/`);
+    const r = await fetch(`${srv.cdn}/${textUuid}/`);
     expect(r.status).toBe(200);
     expect(await r.text()).toBe('hello\n');
     expect(r.headers.get('content-type')).toBe('text/plain');
@@ -34,65 +30,65 @@ describe('CDN raw delivery', () => {
   });
 
   it('is inline for images, takes the filename from the URL, and honours -/inline/', async () => {
-    const img = await fetch(`${server.cdn}/${imageUuid}/`);
+    const img = await fetch(`${srv.cdn}/${imageUuid}/`);
     expect(img.headers.get('content-disposition')).toBe('inline; filename="pic.png"');
-    const named = await fetch(`${server.cdn}/${textUuid}/report@2024&v_1.txt`);
+    const named = await fetch(`${srv.cdn}/${textUuid}/report@2024&v_1.txt`);
     expect(named.headers.get('content-disposition')).toBe('attachment; filename="report@2024&v_1.txt"');
-    const inline = await fetch(`${server.cdn}/${textUuid}/-/inline/yes/`);
+    const inline = await fetch(`${srv.cdn}/${textUuid}/-/inline/yes/`);
     expect(inline.headers.get('content-disposition')).toBe('inline; filename="hello world.txt"');
-    const attach = await fetch(`${server.cdn}/${imageUuid}/-/inline/no/x.png`);
+    const attach = await fetch(`${srv.cdn}/${imageUuid}/-/inline/no/x.png`);
     expect(attach.headers.get('content-disposition')).toBe('attachment; filename="x.png"');
-    expect(await fetch(`${server.cdn}/${textUuid}/-/inline/maybe/`).then((r) => r.status)).toBe(400);
+    expect(await fetch(`${srv.cdn}/${textUuid}/-/inline/maybe/`).then((r) => r.status)).toBe(400);
     // Characters outside pchar must be percent-encoded in the filename.
-    const encoded = await fetch(`${server.cdn}/${textUuid}/a%5B1%5D.txt`);
+    const encoded = await fetch(`${srv.cdn}/${textUuid}/a%5B1%5D.txt`);
     expect(encoded.headers.get('content-disposition')).toBe('attachment; filename="a[1].txt"');
-    const unicode = await fetch(`${server.cdn}/${binUuid}/`);
+    const unicode = await fetch(`${srv.cdn}/${binUuid}/`);
     expect(unicode.headers.get('content-disposition')).toContain("filename*=UTF-8''%D0%A1");
   });
 
   it('ignores -/@clib/ library tags', async () => {
-    const r = await fetch(`${server.cdn}/${textUuid}/-/@clib/blocks/1.2.3/uc-img/`);
+    const r = await fetch(`${srv.cdn}/${textUuid}/-/@clib/blocks/1.2.3/uc-img/`);
     expect(r.status).toBe(200);
     expect(await r.text()).toBe('hello\n');
   });
 
   it('answers If-None-Match with 304', async () => {
-    const first = await fetch(`${server.cdn}/${binUuid}/`);
+    const first = await fetch(`${srv.cdn}/${binUuid}/`);
     const etag = first.headers.get('etag') as string;
     expect(etag).toBe(`"${crypto.createHash('md5').update(bytes).digest('hex')}"`);
-    const again = await fetch(`${server.cdn}/${binUuid}/`, { headers: { 'if-none-match': etag } });
+    const again = await fetch(`${srv.cdn}/${binUuid}/`, { headers: { 'if-none-match': etag } });
     expect(again.status).toBe(304);
-    expect((await fetch(`${server.cdn}/${binUuid}/`, { headers: { 'if-none-match': '"other"' } })).status).toBe(200);
+    expect((await fetch(`${srv.cdn}/${binUuid}/`, { headers: { 'if-none-match': '"other"' } })).status).toBe(200);
   });
 
   it('serves ranges with 206 and refuses unsatisfiable ones with 416', async () => {
-    const r = await fetch(`${server.cdn}/${binUuid}/`, { headers: { range: 'bytes=10-19' } });
+    const r = await fetch(`${srv.cdn}/${binUuid}/`, { headers: { range: 'bytes=10-19' } });
     expect(r.status).toBe(206);
     expect(r.headers.get('content-range')).toBe(`bytes 10-19/${bytes.length}`);
     expect(Buffer.from(await r.arrayBuffer())).toEqual(bytes.subarray(10, 20));
-    const suffix = await fetch(`${server.cdn}/${binUuid}/`, { headers: { range: 'bytes=-5' } });
+    const suffix = await fetch(`${srv.cdn}/${binUuid}/`, { headers: { range: 'bytes=-5' } });
     expect(Buffer.from(await suffix.arrayBuffer())).toEqual(bytes.subarray(bytes.length - 5));
-    const open = await fetch(`${server.cdn}/${binUuid}/`, { headers: { range: `bytes=${bytes.length - 3}-` } });
+    const open = await fetch(`${srv.cdn}/${binUuid}/`, { headers: { range: `bytes=${bytes.length - 3}-` } });
     expect(Buffer.from(await open.arrayBuffer())).toEqual(bytes.subarray(bytes.length - 3));
-    const bad = await fetch(`${server.cdn}/${binUuid}/`, { headers: { range: `bytes=${bytes.length}-` } });
+    const bad = await fetch(`${srv.cdn}/${binUuid}/`, { headers: { range: `bytes=${bytes.length}-` } });
     expect(bad.status).toBe(416);
     expect(bad.headers.get('content-range')).toBe(`bytes */${bytes.length}`);
   });
 
   it('answers HEAD with headers only', async () => {
-    const r = await fetch(`${server.cdn}/${binUuid}/`, { method: 'HEAD' });
+    const r = await fetch(`${srv.cdn}/${binUuid}/`, { method: 'HEAD' });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-length')).toBe(String(bytes.length));
     expect((await r.arrayBuffer()).byteLength).toBe(0);
   });
 
   it('answers 404 for unknown and removed files and rejects other methods', async () => {
-    expect((await fetch(`${server.cdn}/00000000-0000-4000-8000-000000000000/`)).status).toBe(404);
-    expect((await fetch(`${server.cdn}/not-a-uuid/`)).status).toBe(404);
-    const uuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'tmp.txt', data: 'tmp' }])).json.file;
-    expect((await fetch(`${server.cdn}/${uuid}/`)).status).toBe(200);
-    await restClient(server.rest, keys)('DELETE', `/files/${uuid}/storage/`);
-    expect((await fetch(`${server.cdn}/${uuid}/`)).status).toBe(404);
-    expect((await fetch(`${server.cdn}/${textUuid}/`, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(`${srv.cdn}/00000000-0000-4000-8000-000000000000/`)).status).toBe(404);
+    expect((await fetch(`${srv.cdn}/not-a-uuid/`)).status).toBe(404);
+    const uuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'tmp.txt', data: 'tmp' }])).json.file;
+    expect((await fetch(`${srv.cdn}/${uuid}/`)).status).toBe(200);
+    await srv.call('DELETE', `/files/${uuid}/storage/`);
+    expect((await fetch(`${srv.cdn}/${uuid}/`)).status).toBe(404);
+    expect((await fetch(`${srv.cdn}/${textUuid}/`, { method: 'POST' })).status).toBe(405);
   });
 });

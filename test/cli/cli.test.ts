@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, newSchema, startServer, type TestServer } from '../helpers/server.js';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ROOT, newSchema } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { restClient } from '../helpers/rest.js';
 
 const BIN = path.join(ROOT, 'bin', 'stowage.js');
@@ -11,12 +13,11 @@ const schema = newSchema();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-cli-'));
 const env = { ...process.env, STOWAGE_DATA_DIR: dataDir, ...(schema ? { STOWAGE_DATABASE_SCHEMA: schema } : {}) };
 const run = (args: string[], extraEnv: Record<string, string> = {}) => spawnSync(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, encoding: 'utf8' });
+// Between two requests to the running server the test process must not block: while blocked it
+// misses the server closing an idle kept-alive connection, and its next request fails on it.
+const runAsync = (args: string[]) => promisify(execFile)(process.execPath, [BIN, ...args], { env, encoding: 'utf8' });
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startServer({ dataDir, ...(schema ? { schema } : {}) });
-});
-afterAll(async () => server?.stop());
+const srv = useServer({ dataDir, ...(schema ? { schema } : {}) });
 
 describe('stowage CLI', () => {
   it('creates and lists projects; keys can be added, listed and revoked, and every active key works', async () => {
@@ -31,8 +32,8 @@ describe('stowage CLI', () => {
 
     const added = JSON.parse(run(['key', 'add', '--pub-key', p.public_key, '--json']).stdout);
     const second = { public_key: p.public_key, secret_key: added.secret_key as string };
-    expect((await restClient(server.rest, p)('GET', '/files/')).status).toBe(200);
-    expect((await restClient(server.rest, second)('GET', '/files/')).status).toBe(200);
+    expect((await restClient(srv.rest, p)('GET', '/files/')).status).toBe(200);
+    expect((await restClient(srv.rest, second)('GET', '/files/')).status).toBe(200);
 
     const keys = JSON.parse(run(['key', 'list', '--pub-key', p.public_key, '--json']).stdout) as Array<{ id: number; revoked: boolean }>;
     expect(keys).toHaveLength(2);
@@ -41,8 +42,8 @@ describe('stowage CLI', () => {
     expect(run(['key', 'revoke', '--pub-key', p.public_key, '--id', String(first.id)]).status).toBe(0);
     // The server caches keys for at most 2 s.
     await new Promise((r) => setTimeout(r, 2500));
-    expect((await restClient(server.rest, p)('GET', '/files/')).status).toBe(401);
-    expect((await restClient(server.rest, second)('GET', '/files/')).status).toBe(200);
+    expect((await restClient(srv.rest, p)('GET', '/files/')).status).toBe(401);
+    expect((await restClient(srv.rest, second)('GET', '/files/')).status).toBe(200);
     const last = run(['key', 'revoke', '--pub-key', p.public_key, '--id', String((keys[1] as { id: number }).id)]);
     expect(last.status).toBe(1);
     expect(last.stderr).toMatch(/last active secret key/);
@@ -72,9 +73,9 @@ describe('new keys work at once', () => {
   it('a key added while the server runs signs REST requests immediately', async () => {
     const p = JSON.parse(run(['project', 'create', '--name', 'fresh', '--json']).stdout);
     // Warm the server's key cache with the first key.
-    expect((await restClient(server.rest, p)('GET', '/files/')).status).toBe(200);
-    const added = JSON.parse(run(['key', 'add', '--pub-key', p.public_key, '--json']).stdout);
-    const r = await restClient(server.rest, { public_key: p.public_key, secret_key: added.secret_key })('GET', '/files/');
+    expect((await restClient(srv.rest, p)('GET', '/files/')).status).toBe(200);
+    const added = JSON.parse((await runAsync(['key', 'add', '--pub-key', p.public_key, '--json'])).stdout);
+    const r = await restClient(srv.rest, { public_key: p.public_key, secret_key: added.secret_key })('GET', '/files/');
     expect(r.status).toBe(200);
   });
 });

@@ -1,45 +1,35 @@
 /** POST /files/local_copy/: bytes or processed result into a new file, store/metadata, every 400 (wire-reference §2.6). */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { restClient } from '../helpers/rest.js';
+import { useServer } from '../helpers/use-server.js';
 import { png, randomBytes, upload } from '../groups/helpers.js';
 
 const PROCESSED_CAP = 60_000;
 const PLAIN_CAP = 400_000;
-let server: TestServer;
-let keys: ProjectKeys;
-let call: ReturnType<typeof restClient>;
+const srv = useServer({ env: { STOWAGE_COPY_PROCESSED_MAX_BYTES: String(PROCESSED_CAP), STOWAGE_COPY_MAX_BYTES: String(PLAIN_CAP) } });
 
-beforeAll(async () => {
-  server = await startServer({ env: { STOWAGE_COPY_PROCESSED_MAX_BYTES: String(PROCESSED_CAP), STOWAGE_COPY_MAX_BYTES: String(PLAIN_CAP) } });
-  keys = await server.createProject();
-  call = restClient(server.rest, keys);
-});
-afterAll(async () => server?.stop());
-
-const copy = (body: unknown) => call('POST', '/files/local_copy/', { body: JSON.stringify(body) });
-const cdnBytes = async (uuid: string) => Buffer.from(await (await fetch(`${server.cdn}/${uuid}/`)).arrayBuffer());
+const copy = (body: unknown) => srv.call('POST', '/files/local_copy/', { body: JSON.stringify(body) });
+const cdnBytes = async (uuid: string) => Buffer.from(await (await fetch(`${srv.cdn}/${uuid}/`)).arrayBuffer());
 
 describe('local copy', () => {
   it('copies the bytes into a new file: 201, Location, {type, result}', async () => {
     const data = randomBytes(200_000);
-    const src = await upload(server, keys, 'data.bin', data);
+    const src = await upload(srv.server, srv.keys, 'data.bin', data);
     const r = await copy({ source: src, store: true, metadata: { origin: 'copy' } });
     expect(r.status, r.text).toBe(201);
     expect(r.json.type).toBe('file');
     const out = r.json.result;
     expect(out.uuid).not.toBe(src);
-    expect(r.headers.get('location')).toBe(`${server.rest}/files/${out.uuid}/`);
+    expect(r.headers.get('location')).toBe(`${srv.rest}/files/${out.uuid}/`);
     expect(out).toMatchObject({ size: 200_000, original_filename: 'data.bin', metadata: { origin: 'copy' }, datetime_removed: null });
     expect(out.datetime_stored).not.toBeNull();
     expect((await cdnBytes(out.uuid)).equals(data)).toBe(true);
-    const info = await call('GET', `/files/${out.uuid}/`);
+    const info = await srv.call('GET', `/files/${out.uuid}/`);
     expect(info.json).toMatchObject({ uuid: out.uuid, size: 200_000, is_ready: true });
   });
 
   it('honours store given as boolean or string, default false', async () => {
-    const src = await upload(server, keys, 'a.txt', 'aaa');
+    const src = await upload(srv.server, srv.keys, 'a.txt', 'aaa');
     expect((await copy({ source: src, store: 'false' })).json.result.datetime_stored).toBeNull();
     expect((await copy({ source: src, store: false })).json.result.datetime_stored).toBeNull();
     expect((await copy({ source: src })).json.result.datetime_stored).toBeNull();
@@ -47,29 +37,29 @@ describe('local copy', () => {
   });
 
   it('produces the processed result for uuid/-/ops/ and CDN URL sources', async () => {
-    const src = await upload(server, keys, 'photo.png', await png(400, 200), 'image/png');
+    const src = await upload(srv.server, srv.keys, 'photo.png', await png(400, 200), 'image/png');
     const a = await copy({ source: `${src}/-/resize/100x/`, store: true });
     expect(a.status, a.text).toBe(201);
     let m = await sharp(await cdnBytes(a.json.result.uuid)).metadata();
     expect([m.width, m.height, m.format]).toEqual([100, 50, 'png']);
-    const b = await copy({ source: `${server.cdn}/${src}/-/crop/40x30/-/format/jpeg/`, store: true });
+    const b = await copy({ source: `${srv.cdn}/${src}/-/crop/40x30/-/format/jpeg/`, store: true });
     expect(b.status, b.text).toBe(201);
     m = await sharp(await cdnBytes(b.json.result.uuid)).metadata();
     expect([m.width, m.height, m.format]).toEqual([40, 30, 'jpeg']);
     expect(b.json.result.original_filename).toBe('photo.jpg');
     // A CDN URL without operations copies the original.
-    const c = await copy({ source: `${server.cdn}/${src}/photo.png` });
+    const c = await copy({ source: `${srv.cdn}/${src}/photo.png` });
     m = await sharp(await cdnBytes(c.json.result.uuid)).metadata();
     expect([m.width, m.height]).toEqual([400, 200]);
   });
 
   it('refuses every bad request with the wire texts', async () => {
-    const src = await upload(server, keys, 'a.txt', 'aaa');
-    const removed = await upload(server, keys, 'r.txt', 'rrr');
-    expect((await call('DELETE', `/files/${removed}/storage/`)).status).toBe(200);
-    const foreign = await upload(server, await server.createProject(), 'f.txt', 'fff');
-    const img = await upload(server, keys, 'big.png', await sharp(randomBytes(200 * 200 * 3), { raw: { width: 200, height: 200, channels: 3 } }).png().toBuffer(), 'image/png');
-    const huge = await upload(server, keys, 'huge.bin', randomBytes(PLAIN_CAP + 1));
+    const src = await upload(srv.server, srv.keys, 'a.txt', 'aaa');
+    const removed = await upload(srv.server, srv.keys, 'r.txt', 'rrr');
+    expect((await srv.call('DELETE', `/files/${removed}/storage/`)).status).toBe(200);
+    const foreign = await upload(srv.server, await srv.server.createProject(), 'f.txt', 'fff');
+    const img = await upload(srv.server, srv.keys, 'big.png', await sharp(randomBytes(200 * 200 * 3), { raw: { width: 200, height: 200, channels: 3 } }).png().toBuffer(), 'image/png');
+    const huge = await upload(srv.server, srv.keys, 'huge.bin', randomBytes(PLAIN_CAP + 1));
     const BAD = 'Bad `source` parameter. Use UUID or CDN URL.';
     const cases: Array<[unknown, string]> = [
       [{}, '`source` parameter is required.'],
@@ -91,6 +81,6 @@ describe('local copy', () => {
     }
     // The same large image copies fine without operations (5 GB rule, here PLAIN_CAP).
     expect((await copy({ source: img })).status).toBe(201);
-    expect((await call('POST', '/files/local_copy/', { body: 'not json' })).status).toBe(400);
+    expect((await srv.call('POST', '/files/local_copy/', { body: 'not json' })).status).toBe(400);
   });
 });

@@ -11,19 +11,17 @@ import sharp from 'sharp';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { restClient } from '../helpers/rest.js';
 import { png, randomBytes, upload } from '../groups/helpers.js';
 
 let s3: { run(): Promise<AddressInfo>; close(): Promise<void> };
 let endpoint: string;
 let s3client: S3Client;
-let server: TestServer;
-let keys: ProjectKeys;
-let call: ReturnType<typeof restClient>;
 
-function addStorage(srv: TestServer, pub: string, name: string, bucket: string, extra: string[] = []): string {
-  return srv.cli(['storage', 'add', '--pub-key', pub, '--name', name, '--bucket', bucket, '--endpoint', endpoint, '--region', 'us-east-1', '--access-key-id', 'S3RVER', '--secret-access-key', 'S3RVER', '--force-path-style', ...extra]);
+function addStorage(target: TestServer, pub: string, name: string, bucket: string, extra: string[] = []): string {
+  return target.cli(['storage', 'add', '--pub-key', pub, '--name', name, '--bucket', bucket, '--endpoint', endpoint, '--region', 'us-east-1', '--access-key-id', 'S3RVER', '--secret-access-key', 'S3RVER', '--force-path-style', ...extra]);
 }
 
 async function object(bucket: string, key: string): Promise<Buffer | null> {
@@ -42,25 +40,24 @@ beforeAll(async () => {
   const addr = await s3.run();
   endpoint = `http://127.0.0.1:${addr.port}`;
   s3client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
-  keys = await server.createProject();
-  call = restClient(server.rest, keys);
-  addStorage(server, keys.public_key, 'main', 'dest');
-  addStorage(server, keys.public_key, 'patterned', 'other', ['--pattern', 'custom/${uuid}${ext}']);
+}, 180_000);
+const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
+beforeAll(async () => {
+  addStorage(srv.server, srv.keys.public_key, 'main', 'dest');
+  addStorage(srv.server, srv.keys.public_key, 'patterned', 'other', ['--pattern', 'custom/${uuid}${ext}']);
 }, 180_000);
 afterAll(async () => {
-  await server?.stop();
   s3client?.destroy();
   await s3?.close();
 });
 
-const remote = (body: unknown) => call('POST', '/files/remote_copy/', { body: JSON.stringify(body) });
+const remote = (body: unknown) => srv.call('POST', '/files/remote_copy/', { body: JSON.stringify(body) });
 
 // Tests that run the admin CLI start extra node processes: generous timeouts on a loaded machine.
 describe('remote copy', { timeout: 180_000 }, () => {
   it('writes the original under ${default} = ${uuid}/${filename}${ext}; 200 when it already exists', async () => {
     const data = randomBytes(150_000);
-    const src = await upload(server, keys, 'My Data.bin', data);
+    const src = await upload(srv.server, srv.keys, 'My Data.bin', data);
     const r = await remote({ source: src, target: 'main' });
     expect(r.status, r.text).toBe(201);
     expect(r.json).toEqual({ type: 'url', result: `s3://dest/${src}/MyData.bin` });
@@ -71,7 +68,7 @@ describe('remote copy', { timeout: 180_000 }, () => {
   });
 
   it('expands every pattern variable, with effects and the output extension for processed sources', async () => {
-    const src = await upload(server, keys, 'photo.png', await png(400, 200), 'image/png');
+    const src = await upload(srv.server, srv.keys, 'photo.png', await png(400, 200), 'image/png');
     const cases: Array<[string, string]> = [
       ['${uuid}', src],
       ['${filename}', 'photo'],
@@ -85,7 +82,7 @@ describe('remote copy', { timeout: 180_000 }, () => {
       expect([r.status, r.json], pattern).toEqual([201, { type: 'url', result: `s3://dest/${key}` }]);
       expect((await object('dest', key))?.length).toBeGreaterThan(0);
     }
-    const processed = await remote({ source: `${server.cdn}/${src}/-/resize/100x/-/format/jpeg/`, target: 'main', pattern: 'p/${auto_filename}' });
+    const processed = await remote({ source: `${srv.cdn}/${src}/-/resize/100x/-/format/jpeg/`, target: 'main', pattern: 'p/${auto_filename}' });
     expect(processed.status, processed.text).toBe(201);
     const key = 'p/photo/-/resize/100x/-/format/jpeg.jpg';
     expect(processed.json.result).toBe(`s3://dest/${key}`);
@@ -96,16 +93,16 @@ describe('remote copy', { timeout: 180_000 }, () => {
   });
 
   it("uses the storage's own pattern when none is given", async () => {
-    const src = await upload(server, keys, 'n.txt', 'note');
+    const src = await upload(srv.server, srv.keys, 'n.txt', 'note');
     const r = await remote({ source: src, target: 'patterned' });
     expect(r.json).toEqual({ type: 'url', result: `s3://other/custom/${src}.txt` });
     expect((await object('other', `custom/${src}.txt`))?.toString()).toBe('note');
   });
 
   it('refuses every bad request with the wire texts', async () => {
-    const src = await upload(server, keys, 'a.txt', 'aaa');
-    const other = await server.createProject();
-    addStorage(server, other.public_key, 'theirs', 'dest');
+    const src = await upload(srv.server, srv.keys, 'a.txt', 'aaa');
+    const other = await srv.server.createProject();
+    addStorage(srv.server, other.public_key, 'theirs', 'dest');
     const cases: Array<[unknown, string]> = [
       [{ target: 'main' }, '`source` parameter is required.'],
       [{ source: 'junk', target: 'main' }, 'Bad `source` parameter. Use UUID or CDN URL.'],
@@ -124,14 +121,14 @@ describe('remote copy', { timeout: 180_000 }, () => {
   });
 
   it('lists storages without secrets and removes them', async () => {
-    const list = JSON.parse(server.cli(['storage', 'list', '--pub-key', keys.public_key, '--json']));
+    const list = JSON.parse(srv.server.cli(['storage', 'list', '--pub-key', srv.keys.public_key, '--json']));
     expect(list.map((s: { name: string }) => s.name)).toEqual(['main', 'patterned']);
     expect(JSON.stringify(list)).not.toContain('secret');
-    const p = await server.createProject();
-    addStorage(server, p.public_key, 'gone', 'dest');
-    server.cli(['storage', 'remove', '--pub-key', p.public_key, '--name', 'gone']);
-    const src = await upload(server, p, 'a.txt', 'a');
-    const r = await restClient(server.rest, p)('POST', '/files/remote_copy/', { body: JSON.stringify({ source: src, target: 'gone' }) });
+    const p = await srv.server.createProject();
+    addStorage(srv.server, p.public_key, 'gone', 'dest');
+    srv.server.cli(['storage', 'remove', '--pub-key', p.public_key, '--name', 'gone']);
+    const src = await upload(srv.server, p, 'a.txt', 'a');
+    const r = await restClient(srv.rest, p)('POST', '/files/remote_copy/', { body: JSON.stringify({ source: src, target: 'gone' }) });
     expect(r.json).toEqual({ detail: 'Project has no storage with provided name.' });
   });
 });

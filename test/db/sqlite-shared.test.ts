@@ -8,6 +8,7 @@ let b: TestServer;
 let keys: ProjectKeys;
 
 describe.skipIf(usingPostgres())('two processes on one SQLite file', () => {
+  // useServer() does not fit: two server processes share one data dir.
   beforeAll(async () => {
     a = await startServer();
     b = await startServer({ dataDir: a.dataDir });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { rssBytes, startServer, type TestServer } from '../helpers/server.js';
 import { restClient, uploadBase } from '../helpers/rest.js';
 
+// useServer() does not fit: servers are killed (SIGKILL) and restarted on their data dir, per test.
 let servers: TestServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.map((s) => s.stop()));

@@ -1,16 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { restClient, uploadBase } from '../helpers/rest.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
+import { uploadBase } from '../helpers/rest.js';
 
 const FILES = 10_000;
-let server: TestServer;
-let keys: ProjectKeys;
-let call: ReturnType<typeof restClient>;
+const srv = useServer();
 const uploaded = new Set<string>();
 
 async function uploadBatch(n: number, into?: Set<string>): Promise<void> {
   const files = Array.from({ length: n }, (_, i) => ({ field: `f${i}`, name: `f${i}.txt`, data: `${i}` }));
-  const r = await uploadBase(server.upload, keys.public_key, files, { UPLOADCARE_STORE: '1' });
+  const r = await uploadBase(srv.upload, srv.keys.public_key, files, { UPLOADCARE_STORE: '1' });
   expect(r.status).toBe(200);
   for (const uuid of Object.values(r.json as Record<string, string>)) (into ?? uploaded).add(uuid);
 }
@@ -18,7 +16,7 @@ async function uploadBatch(n: number, into?: Set<string>): Promise<void> {
 /** Follows `next` (or `previous`) links from `first`, returning every uuid in page order. */
 async function walk(first: string, link: 'next' | 'previous', dropOffset = false): Promise<{ uuids: string[]; pages: number }> {
   const uuids: string[] = [];
-  let url: string | null = first.startsWith('http') ? first : server.rest + first;
+  let url: string | null = first.startsWith('http') ? first : srv.rest + first;
   let pages = 0;
   while (url) {
     const u = new URL(url);
@@ -27,7 +25,7 @@ async function walk(first: string, link: 'next' | 'previous', dropOffset = false
       u.searchParams.delete('offset');
       u.searchParams.delete('to');
     }
-    const r = await call('GET', u.pathname + u.search);
+    const r = await srv.call('GET', u.pathname + u.search);
     expect(r.status).toBe(200);
     const page = r.json.results.map((f: { uuid: string }) => f.uuid) as string[];
     uuids.push(...(link === 'previous' ? page.reverse() : page));
@@ -39,13 +37,9 @@ async function walk(first: string, link: 'next' | 'previous', dropOffset = false
 }
 
 beforeAll(async () => {
-  server = await startServer();
-  keys = await server.createProject();
-  call = restClient(server.rest, keys);
   // 100 requests of 100 files, four at a time.
   for (let i = 0; i < FILES / 400; i++) await Promise.all([uploadBatch(100), uploadBatch(100), uploadBatch(100), uploadBatch(100)]);
 }, 600_000);
-afterAll(async () => server?.stop());
 
 describe('pagination over 10 000 files', () => {
   it('walks forward with next links: no duplicate, no gap, in order, also while uploads continue', async () => {
@@ -83,13 +77,13 @@ describe('pagination over 10 000 files', () => {
   it('walks backwards with previous links to the first page', async () => {
     const forward = await walk('/files/?limit=1000', 'next');
     // Start from the last page and walk back.
-    const lastPage = await call('GET', '/files/?limit=1000&ordering=-datetime_uploaded&limit=1');
+    const lastPage = await srv.call('GET', '/files/?limit=1000&ordering=-datetime_uploaded&limit=1');
     expect(lastPage.json.results).toHaveLength(1);
-    let url: string | null = `${server.rest}/files/?limit=1000`;
+    let url: string | null = `${srv.rest}/files/?limit=1000`;
     let lastUrl = url;
     while (url) {
       const u: URL = new URL(url);
-      const r = await call('GET', u.pathname + u.search);
+      const r = await srv.call('GET', u.pathname + u.search);
       lastUrl = url;
       url = r.json.next;
     }

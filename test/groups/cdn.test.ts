@@ -1,25 +1,17 @@
 /** CDN group URLs: listing, nth with the group's default effects applied first, zip/tar archives (cdn-url-api.md). */
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import tar from 'tar-stream';
 import yauzl from 'yauzl';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { restClient } from '../helpers/rest.js';
+import { useServer } from '../helpers/use-server.js';
 import { makeGroup, png, randomBytes, upload } from './helpers.js';
 
 const ARCHIVE_CAP = 1_000_000;
-let server: TestServer;
-let keys: ProjectKeys;
-
-beforeAll(async () => {
-  server = await startServer({ env: { STOWAGE_GROUP_ARCHIVE_MAX_BYTES: String(ARCHIVE_CAP) } });
-  keys = await server.createProject();
-});
-afterAll(async () => server?.stop());
+const srv = useServer({ env: { STOWAGE_GROUP_ARCHIVE_MAX_BYTES: String(ARCHIVE_CAP) } });
 
 async function get(path: string): Promise<{ status: number; headers: Headers; body: Buffer }> {
-  const res = await fetch(server.cdn + path);
+  const res = await fetch(srv.cdn + path);
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }
 
@@ -59,15 +51,15 @@ async function untar(buf: Buffer): Promise<Array<[string, Buffer]>> {
 
 describe('group page and nth', () => {
   it('lists each file with its nth URL and uuid', async () => {
-    const a = await upload(server, keys, 'a.txt', 'alpha');
-    const b = await upload(server, keys, 'b.txt', 'beta');
-    const id = await makeGroup(server, keys, [a, b]);
+    const a = await upload(srv.server, srv.keys, 'a.txt', 'alpha');
+    const b = await upload(srv.server, srv.keys, 'b.txt', 'beta');
+    const id = await makeGroup(srv.server, srv.keys, [a, b]);
     const r = await get(`/${id}/`);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/html/);
     const html = r.body.toString();
-    expect(html).toContain(`href="${server.cdn}/${id}/nth/0/"`);
-    expect(html).toContain(`href="${server.cdn}/${id}/nth/1/"`);
+    expect(html).toContain(`href="${srv.cdn}/${id}/nth/0/"`);
+    expect(html).toContain(`href="${srv.cdn}/${id}/nth/1/"`);
     expect(html.indexOf(a)).toBeLessThan(html.indexOf(b));
     expect((await get(`/${id}/nth/1/`)).body.toString()).toBe('beta');
     expect((await get(`/${id}/nth/0/`)).body.toString()).toBe('alpha');
@@ -77,8 +69,8 @@ describe('group page and nth', () => {
   });
 
   it('applies the default effects first, then the URL operations', async () => {
-    const wide = await upload(server, keys, 'wide.png', await png(400, 100), 'image/png');
-    const id = await makeGroup(server, keys, [`${wide}/-/crop/100x100/`, wide]);
+    const wide = await upload(srv.server, srv.keys, 'wide.png', await png(400, 100), 'image/png');
+    const id = await makeGroup(srv.server, srv.keys, [`${wide}/-/crop/100x100/`, wide]);
     const plain = await get(`/${id}/nth/0/`);
     expect(plain.status).toBe(200);
     let m = await sharp(plain.body).metadata();
@@ -98,8 +90,8 @@ describe('group page and nth', () => {
   });
 
   it('ignores empty path segments, as the public CDN does (issue #18)', async () => {
-    const wide = await upload(server, keys, 'wide.png', await png(400, 100), 'image/png');
-    const id = await makeGroup(server, keys, [`${wide}/-/crop/100x100/`]);
+    const wide = await upload(srv.server, srv.keys, 'wide.png', await png(400, 100), 'image/png');
+    const id = await makeGroup(srv.server, srv.keys, [`${wide}/-/crop/100x100/`]);
     const clean = await get(`/${id}/nth/0/-/resize/50x/`);
     expect(clean.status).toBe(200);
     const doubled = await get(`/${id}//nth//0//-/resize//50x//`);
@@ -122,9 +114,9 @@ describe('archives', () => {
       { name: 'pic.png', data: img },
     ];
     const uuids: string[] = [];
-    for (const f of files) uuids.push(await upload(server, keys, f.name, f.data));
+    for (const f of files) uuids.push(await upload(srv.server, srv.keys, f.name, f.data));
     // Operations in the group are discarded in archives: originals only.
-    const id = await makeGroup(server, keys, [uuids[0]!, uuids[1]!, uuids[2]!, `${uuids[3]}/-/resize/10x/`]);
+    const id = await makeGroup(srv.server, srv.keys, [uuids[0]!, uuids[1]!, uuids[2]!, `${uuids[3]}/-/resize/10x/`]);
     const zip = await get(`/${id}/archive/zip/`);
     expect(zip.status).toBe(200);
     expect(zip.headers.get('content-type')).toBe('application/zip');
@@ -145,11 +137,11 @@ describe('archives', () => {
   });
 
   it('answers 404 once a file of the group is removed', async () => {
-    const a = await upload(server, keys, 'a.txt', 'a');
-    const b = await upload(server, keys, 'b.txt', 'b');
-    const id = await makeGroup(server, keys, [a, b]);
+    const a = await upload(srv.server, srv.keys, 'a.txt', 'a');
+    const b = await upload(srv.server, srv.keys, 'b.txt', 'b');
+    const id = await makeGroup(srv.server, srv.keys, [a, b]);
     expect((await get(`/${id}/archive/zip/`)).status).toBe(200);
-    expect((await restClient(server.rest, keys)('DELETE', `/files/${b}/storage/`)).status).toBe(200);
+    expect((await srv.call('DELETE', `/files/${b}/storage/`)).status).toBe(200);
     expect((await get(`/${id}/archive/zip/`)).status).toBe(404);
     expect((await get(`/${id}/archive/tar/`)).status).toBe(404);
     expect((await get(`/${id}/nth/1/`)).status).toBe(404);
@@ -157,10 +149,10 @@ describe('archives', () => {
   });
 
   it('refuses an archive above the uncompressed cap with 400', async () => {
-    const big = await upload(server, keys, 'big.bin', randomBytes(ARCHIVE_CAP / 2 + 1));
-    const under = await makeGroup(server, keys, [big]);
+    const big = await upload(srv.server, srv.keys, 'big.bin', randomBytes(ARCHIVE_CAP / 2 + 1));
+    const under = await makeGroup(srv.server, srv.keys, [big]);
     expect((await get(`/${under}/archive/zip/`)).status).toBe(200);
-    const over = await makeGroup(server, keys, [big, big]);
+    const over = await makeGroup(srv.server, srv.keys, [big, big]);
     expect((await get(`/${over}/archive/zip/`)).status).toBe(400);
     expect((await get(`/${over}/archive/tar/`)).status).toBe(400);
   });

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import sharp from 'sharp';
 import type { ProjectKeys, TestServer } from '../helpers/server.js';
 import { uploadBase } from '../helpers/rest.js';
+import { request, type Res } from '../helpers/http.js';
 
 export async function upload(server: TestServer, keys: ProjectKeys, name: string, data: Buffer | string, type?: string): Promise<string> {
   const r = await uploadBase(server.upload, keys.public_key, [{ name, data, ...(type ? { type } : {}) }], { UPLOADCARE_STORE: '1' });
@@ -12,18 +13,10 @@ export async function upload(server: TestServer, keys: ProjectKeys, name: string
 }
 
 /** POST /group/ with the given (key, value) pairs as multipart form fields. */
-export async function postGroup(server: TestServer, pairs: Array<[string, string]>, query = '') {
+export async function postGroup(server: Pick<TestServer, 'upload'>, pairs: Array<[string, string]>, query = ''): Promise<Res> {
   const form = new FormData();
   for (const [k, v] of pairs) form.append(k, v);
-  const res = await fetch(`${server.upload}/group/${query}`, { method: 'POST', body: form });
-  const text = await res.text();
-  let json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+  return request(`${server.upload}/group/${query}`, { method: 'POST', body: form });
 }
 
 export async function makeGroup(server: TestServer, keys: ProjectKeys, entries: string[]): Promise<string> {

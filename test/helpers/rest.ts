@@ -1,5 +1,6 @@
 /** A REST client that signs requests exactly as the spec describes (independent of server code). */
 import crypto from 'node:crypto';
+import { request, type Res } from './http.js';
 
 export interface RestOptions {
   body?: string | Buffer;
@@ -12,20 +13,16 @@ export interface RestOptions {
   headers?: Record<string, string>;
 }
 
-export interface RestResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
 export function sign(secret: string, method: string, body: string | Buffer, contentType: string, date: string, uri: string): string {
   const md5 = crypto.createHash('md5').update(body).digest('hex');
   return crypto.createHmac('sha1', secret).update([method, md5, contentType, date, uri].join('\n')).digest('hex');
 }
 
-export function restClient(base: string, keys: { public_key: string; secret_key: string }) {
-  return async function call(method: string, pathAndQuery: string, opts: RestOptions = {}): Promise<RestResponse> {
+/** A signed REST call: method, path with query, options; answers the read response. */
+export type RestCall = (method: string, pathAndQuery: string, opts?: RestOptions) => Promise<Res>;
+
+export function restClient(base: string, keys: { public_key: string; secret_key: string }): RestCall {
+  return async function call(method: string, pathAndQuery: string, opts: RestOptions = {}): Promise<Res> {
     const body = opts.body ?? '';
     const contentType = opts.contentType ?? 'application/json';
     const date = typeof opts.date === 'string' ? opts.date : (opts.date ?? new Date()).toUTCString();
@@ -36,15 +33,7 @@ export function restClient(base: string, keys: { public_key: string; secret_key:
       headers['authorization'] =
         opts.authorization ?? `${opts.scheme ?? 'Uploadcare'} ${keys.public_key}:${sign(keys.secret_key, method, body, contentType, date, pathAndQuery)}`;
     }
-    const res = await fetch(base + pathAndQuery, { method, headers, ...(method === 'GET' || method === 'HEAD' ? {} : { body }) });
-    const text = await res.text();
-    let json: unknown = undefined;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* not JSON */
-    }
-    return { status: res.status, headers: res.headers, text, json };
+    return request(base + pathAndQuery, { method, headers, ...(method === 'GET' || method === 'HEAD' ? {} : { body }) });
   };
 }
 
@@ -55,18 +44,10 @@ export async function uploadBase(
   files: Array<{ field?: string; name: string; data: Buffer | string; type?: string }>,
   fields: Record<string, string> = {},
   query = '',
-): Promise<{ status: number; text: string; json: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+): Promise<Res> {
   const form = new FormData();
   for (const f of files) form.append(f.field ?? 'file', new Blob([f.data], { type: f.type ?? 'application/octet-stream' }), f.name);
   form.append('UPLOADCARE_PUB_KEY', pubKey);
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await fetch(`${uploadUrl}/base/${query}`, { method: 'POST', body: form });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+  return request(`${uploadUrl}/base/${query}`, { method: 'POST', body: form });
 }

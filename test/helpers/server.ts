@@ -3,7 +3,8 @@
  * data dir and, when STOWAGE_DATABASE_URL points at PostgreSQL, its own schema. Tests talk to it
  * over real HTTP only.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,6 +12,7 @@ import path from 'node:path';
 import { startS3, type TestS3 } from './s3.js';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
+const execFileAsync = promisify(execFile);
 const BIN = path.join(ROOT, 'bin', 'stowage.js');
 
 export interface ProjectKeys {
@@ -94,6 +96,9 @@ export function newSchema(): string | undefined {
   return usingPostgres() ? `t_${Math.floor(Date.now() / 1000)}_${crypto.randomBytes(4).toString('hex')}` : undefined;
 }
 
+/** How long a server may take to print its URLs; a machine loaded by other work may need more (set it with vitest's --hookTimeout). */
+export const START_TIMEOUT_MS = Number(process.env['STOWAGE_TEST_START_TIMEOUT_MS'] ?? 30_000);
+
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-test-'));
   const schema = opts.schema ?? newSchema();
@@ -118,7 +123,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       // Never leave a half-started server behind (it would outlive the test run).
       child.kill('SIGKILL');
       reject(new Error(`server did not start:\n${out}`));
-    }, 30_000);
+    }, START_TIMEOUT_MS);
     const check = () => {
       const rest = /REST API:\s+(\S+?)\/?\n/.exec(out)?.[1];
       const upload = /Upload API:\s+(\S+?)\/?\n/.exec(out)?.[1];
@@ -146,7 +151,10 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     output: () => out,
     cli,
     async createProject(extra: string[] = []) {
-      return JSON.parse(cli(['project', 'create', '--name', `p${crypto.randomBytes(3).toString('hex')}`, '--json', ...extra])) as ProjectKeys;
+      // Not execFileSync: a test process blocked for the seconds a CLI start takes on a busy machine
+      // misses the server closing its idle keep-alive sockets, and its next request fails (EPIPE).
+      const { stdout } = await execFileAsync(process.execPath, [BIN, 'project', 'create', '--name', `p${crypto.randomBytes(3).toString('hex')}`, '--json', ...extra], { env, encoding: 'utf8' });
+      return JSON.parse(stdout) as ProjectKeys;
     },
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');

@@ -1,21 +1,15 @@
 /** Malformed input on every surface gets a 4xx, never a 5xx, and the server keeps serving. */
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { restClient, uploadBase } from '../helpers/rest.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
+import { uploadBase } from '../helpers/rest.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
-let call: ReturnType<typeof restClient>;
+const srv = useServer();
 let uuid: string;
 
 beforeAll(async () => {
-  server = await startServer();
-  keys = await server.createProject();
-  call = restClient(server.rest, keys);
-  uuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'a.txt', data: 'a' }])).json.file;
+  uuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'a.txt', data: 'a' }])).json.file;
 });
-afterAll(async () => server?.stop());
 
 function rawRequest(base: string, text: string): Promise<string> {
   const { hostname, port } = new URL(base);
@@ -43,7 +37,7 @@ describe('hostile input', () => {
       ['POST', '/files/', '{}'],
     ];
     for (const [method, path, body] of cases) {
-      const r = await call(method, path, body === undefined ? {} : { body });
+      const r = await srv.call(method, path, body === undefined ? {} : { body });
       expect(r.status, `${method} ${path}`).toBeGreaterThanOrEqual(400);
       expect(r.status, `${method} ${path}`).toBeLessThan(500);
     }
@@ -60,22 +54,22 @@ describe('hostile input', () => {
       ['text/plain', 'hello'],
     ];
     for (const [type, body] of bodies) {
-      const r = await fetch(`${server.upload}/base/?jsonerrors=0`, { method: 'POST', headers: { 'content-type': type }, body });
+      const r = await fetch(`${srv.upload}/base/?jsonerrors=0`, { method: 'POST', headers: { 'content-type': type }, body });
       expect(r.status, type).toBeGreaterThanOrEqual(400);
       expect(r.status, type).toBeLessThan(500);
     }
     // A field part without a name once reached the NUL check as `undefined` (500).
-    const nameless = await fetch(`${server.upload}/base/`, {
+    const nameless = await fetch(`${srv.upload}/base/`, {
       method: 'POST',
       headers: { 'content-type': 'multipart/form-data; boundary=a' },
-      body: `--a\r\nContent-Disposition: form-data; name="UPLOADCARE_PUB_KEY"\r\n\r\n${keys.public_key}\r\n--a\r\nContent-Disposition: form-data\r\n\r\nno name\r\n--a\r\nContent-Disposition: form-data; name="file"; filename="n.txt"\r\n\r\nn\r\n--a--\r\n`,
+      body: `--a\r\nContent-Disposition: form-data; name="UPLOADCARE_PUB_KEY"\r\n\r\n${srv.keys.public_key}\r\n--a\r\nContent-Disposition: form-data\r\n\r\nno name\r\n--a\r\nContent-Disposition: form-data; name="file"; filename="n.txt"\r\n\r\nn\r\n--a--\r\n`,
     });
     expect(nameless.status, await nameless.text()).toBe(200);
-    const nul = await uploadBase(server.upload, keys.public_key, [{ name: 'a', data: 'a' }], { 'metadata[k]': 'a\u0000b' });
+    const nul = await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'a', data: 'a' }], { 'metadata[k]': 'a\u0000b' });
     expect(nul.status).toBe(400);
-    const manyFiles = await uploadBase(server.upload, keys.public_key, Array.from({ length: 101 }, (_, i) => ({ field: `f${i}`, name: 'x', data: 'x' })));
+    const manyFiles = await uploadBase(srv.upload, srv.keys.public_key, Array.from({ length: 101 }, (_, i) => ({ field: `f${i}`, name: 'x', data: 'x' })));
     expect(manyFiles.status).toBe(400);
-    const info = await fetch(`${server.upload}/info/?pub_key=${keys.public_key}&file_id=%00`);
+    const info = await fetch(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=%00`);
     expect(info.status).toBe(400);
   });
 
@@ -92,25 +86,25 @@ describe('hostile input', () => {
       '/../../etc/passwd',
     ];
     for (const p of paths) {
-      const r = await fetch(server.cdn + p);
+      const r = await fetch(srv.cdn + p);
       expect(r.status, p).toBeGreaterThanOrEqual(400);
       expect(r.status, p).toBeLessThan(500);
     }
     for (const range of ['bytes=5-1', 'bytes=-0', 'bytes=a-b', 'items=0-1', 'bytes=0-0,1-1']) {
-      const r = await fetch(`${server.cdn}/${uuid}/`, { headers: { range } });
+      const r = await fetch(`${srv.cdn}/${uuid}/`, { headers: { range } });
       expect(r.status, range).toBeLessThan(500);
     }
     // An encoded path in the filename is only a download name, stripped of separators.
-    const traversal = await fetch(`${server.cdn}/${uuid}/..%2F..%2Fetc%2Fpasswd`);
+    const traversal = await fetch(`${srv.cdn}/${uuid}/..%2F..%2Fetc%2Fpasswd`);
     expect(traversal.status).toBe(200);
     expect(await traversal.text()).toBe('a');
     expect(traversal.headers.get('content-disposition')).not.toContain('/');
-    const garbage = await rawRequest(server.cdn, 'GET /\u0001\u0002 HTTP/1.1\r\nHost: x\r\n\r\n');
+    const garbage = await rawRequest(srv.cdn, 'GET /\u0001\u0002 HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(garbage).toMatch(/^HTTP\/1\.1 4\d\d/);
   });
 
   it('still serves normally afterwards', async () => {
-    expect((await fetch(`${server.cdn}/${uuid}/`)).status).toBe(200);
-    expect((await call('GET', '/files/')).status).toBe(200);
+    expect((await fetch(`${srv.cdn}/${uuid}/`)).status).toBe(200);
+    expect((await srv.call('GET', '/files/')).status).toBe(200);
   });
 });

@@ -1,5 +1,5 @@
 /** The official JS SDKs from npm, unchanged but for their base URLs, against a real server. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { uploadFile } from '@uploadcare/upload-client';
 import {
   UploadcareAuthSchema,
@@ -14,26 +14,22 @@ import {
   storeFiles,
   updateMetadata,
 } from '@uploadcare/rest-client';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
+const srv = useServer({ project: ['--autostore', 'off'] });
 let auth: UploadcareAuthSchema;
-const settings = () => ({ authSchema: auth, apiBaseURL: server.rest });
+const settings = () => ({ authSchema: auth, apiBaseURL: srv.rest });
 
 beforeAll(async () => {
-  server = await startServer();
-  keys = await server.createProject(['--autostore', 'off']);
-  auth = new UploadcareAuthSchema({ publicKey: keys.public_key, secretKey: keys.secret_key });
+  auth = new UploadcareAuthSchema({ publicKey: srv.keys.public_key, secretKey: srv.keys.secret_key });
 });
-afterAll(async () => server?.stop());
 
 describe('official SDKs', () => {
   it('upload, info, list, store, metadata, delete', async () => {
     const uploaded = await uploadFile(Buffer.from('hello from the SDK'), {
-      publicKey: keys.public_key,
-      baseURL: server.upload,
-      baseCDN: server.cdn,
+      publicKey: srv.keys.public_key,
+      baseURL: srv.upload,
+      baseCDN: srv.cdn,
       fileName: 'sdk.txt',
       store: 'auto',
       metadata: { origin: 'sdk' },
@@ -41,7 +37,7 @@ describe('official SDKs', () => {
     expect(uploaded.uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(uploaded.size).toBe(18);
     expect(uploaded.isStored).toBe(false);
-    expect(uploaded.cdnUrl).toBe(`${server.cdn}/${uploaded.uuid}/`);
+    expect(uploaded.cdnUrl).toBe(`${srv.cdn}/${uploaded.uuid}/`);
     expect(await (await fetch(uploaded.cdnUrl as string)).text()).toBe('hello from the SDK');
 
     const info = await fileInfo({ uuid: uploaded.uuid }, settings());
@@ -69,7 +65,7 @@ describe('official SDKs', () => {
   it('batch store and the SDK paginator', async () => {
     const uuids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const f = await uploadFile(Buffer.from(`file ${i}`), { publicKey: keys.public_key, baseURL: server.upload, baseCDN: server.cdn, fileName: `${i}.txt` });
+      const f = await uploadFile(Buffer.from(`file ${i}`), { publicKey: srv.keys.public_key, baseURL: srv.upload, baseCDN: srv.cdn, fileName: `${i}.txt` });
       uuids.push(f.uuid);
     }
     const batch = await storeFiles({ uuids: [...uuids, 'nonsense'] }, settings());

@@ -5,26 +5,19 @@
  */
 import crypto from 'node:crypto';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
 import { uploadBase } from '../helpers/rest.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
-
-beforeAll(async () => {
-  server = await startServer({
-    env: {
-      STOWAGE_LOG_LEVEL: 'info',
-      STOWAGE_HEADERS_TIMEOUT_MS: '1000',
-      STOWAGE_REQUEST_TIMEOUT_MS: '2000',
-      STOWAGE_UPLOAD_REQUEST_TIMEOUT_MS: '4000',
-      STOWAGE_BODY_IDLE_TIMEOUT_MS: '1000',
-    },
-  });
-  keys = await server.createProject();
+const srv = useServer({
+  env: {
+    STOWAGE_LOG_LEVEL: 'info',
+    STOWAGE_HEADERS_TIMEOUT_MS: '1000',
+    STOWAGE_REQUEST_TIMEOUT_MS: '2000',
+    STOWAGE_UPLOAD_REQUEST_TIMEOUT_MS: '4000',
+    STOWAGE_BODY_IDLE_TIMEOUT_MS: '1000',
+  },
 });
-afterAll(async () => server?.stop());
 
 interface Outcome {
   closedAfterMs: number;
@@ -59,7 +52,7 @@ function slowSender(base: string, head: string, drip: string | null, everyMs: nu
 
 describe('request timeouts', () => {
   it('headers that never finish are cut after the headers timeout, on every surface', async () => {
-    for (const base of [server.rest, server.upload, server.cdn]) {
+    for (const base of [srv.rest, srv.upload, srv.cdn]) {
       const r = await slowSender(base, 'GET /files/ HTTP/1.1\r\nHost: x\r\n', 'X-Slow: 1\r\n', 200, 8000);
       expect(r.gaveUp, base).toBe(false);
       // 1 s timeout, checked every 250 ms: well under the 8 s the client would have gone on.
@@ -69,7 +62,7 @@ describe('request timeouts', () => {
 
   it('a REST body that trickles in is cut after the request timeout (408)', async () => {
     const head = `POST /webhooks/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`;
-    const r = await slowSender(server.rest, head, ' ', 200, 10_000);
+    const r = await slowSender(srv.rest, head, ' ', 200, 10_000);
     expect(r.gaveUp).toBe(false);
     expect(r.closedAfterMs).toBeGreaterThanOrEqual(1900);
     expect(r.closedAfterMs).toBeLessThan(6000);
@@ -80,9 +73,9 @@ describe('request timeouts', () => {
     const boundary = 'stall';
     const head =
       `POST /base/ HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 1000000\r\n\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="UPLOADCARE_PUB_KEY"\r\n\r\n${keys.public_key}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="UPLOADCARE_PUB_KEY"\r\n\r\n${srv.keys.public_key}\r\n` +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\nfirst bytes`;
-    const r = await slowSender(server.upload, head, null, 0, 10_000);
+    const r = await slowSender(srv.upload, head, null, 0, 10_000);
     expect(r.gaveUp).toBe(false);
     expect(r.closedAfterMs).toBeLessThan(3500);
   });
@@ -92,7 +85,7 @@ describe('request timeouts', () => {
     const head =
       `POST /base/ HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: 1000000\r\n\r\n` +
       `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n`;
-    const r = await slowSender(server.upload, head, 'x'.repeat(10), 200, 12_000);
+    const r = await slowSender(srv.upload, head, 'x'.repeat(10), 200, 12_000);
     expect(r.gaveUp).toBe(false);
     // Moving bytes keep it past the 1 s idle bound; the 4 s request bound ends it.
     expect(r.closedAfterMs).toBeGreaterThanOrEqual(3900);
@@ -100,7 +93,7 @@ describe('request timeouts', () => {
   });
 
   it('a client that walks away mid-upload is logged at info without a stack; uploads that keep moving still work', async () => {
-    const before = server.output().length;
+    const before = srv.server.output().length;
     const aborted = new AbortController();
     const boundary = 'gone';
     const stream = new ReadableStream<Uint8Array>({
@@ -108,7 +101,7 @@ describe('request timeouts', () => {
         c.enqueue(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n${'x'.repeat(100_000)}`));
       },
     });
-    const pending = fetch(`${server.upload}/base/?pub_key=${keys.public_key}`, {
+    const pending = fetch(`${srv.upload}/base/?pub_key=${srv.keys.public_key}`, {
       method: 'POST',
       headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
       body: stream,
@@ -119,8 +112,8 @@ describe('request timeouts', () => {
     aborted.abort();
     await pending;
     const deadline = Date.now() + 5000;
-    while (!server.output().slice(before).includes('client closed the connection') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const lines = server
+    while (!srv.server.output().slice(before).includes('client closed the connection') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const lines = srv.server
       .output()
       .slice(before)
       .split('\n')
@@ -132,9 +125,9 @@ describe('request timeouts', () => {
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
 
     const data = crypto.randomBytes(300_000);
-    const ok = await uploadBase(server.upload, keys.public_key, [{ name: 'ok.bin', data }]);
+    const ok = await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'ok.bin', data }]);
     expect(ok.status).toBe(200);
-    const back = Buffer.from(await (await fetch(`${server.cdn}/${ok.json.file}/`)).arrayBuffer());
+    const back = Buffer.from(await (await fetch(`${srv.cdn}/${ok.json.file}/`)).arrayBuffer());
     expect(back.equals(data)).toBe(true);
   });
 });

@@ -5,12 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restClient } from '../helpers/rest.js';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { bytes, get, postQuery, until } from '../uploads/helpers.js';
 import { startOrigin, type Origin } from '../uploads/origin.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
 let origin: Origin;
 const payload = bytes(300_000, 3);
 const LEASE_MS = 1000;
@@ -18,19 +16,17 @@ const LEASE_MS = 1000;
 beforeAll(async () => {
   origin = await startOrigin(payload);
   // Short lease and quick polls: a lease that lapsed would be claimed again within 100 ms.
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.1/32', STOWAGE_FROM_URL_LEASE_MS: String(LEASE_MS), STOWAGE_JOB_POLL_MS: '100' } });
-  keys = await server.createProject();
 });
+const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.1/32', STOWAGE_FROM_URL_LEASE_MS: String(LEASE_MS), STOWAGE_JOB_POLL_MS: '100' } });
 afterAll(async () => {
-  await server?.stop();
   origin?.close();
 });
 
-const status = (token: string) => get(`${server.upload}/from_url/status/?token=${encodeURIComponent(token)}&jsonerrors=1`);
+const status = (token: string) => get(`${srv.upload}/from_url/status/?token=${encodeURIComponent(token)}&jsonerrors=1`);
 
 describe('a long from_url fetch', () => {
   it('keeps its lease for four lease lengths: one request to the origin, one file', async () => {
-    const r = await postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: `${origin.url}/gated` });
+    const r = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: `${origin.url}/gated` });
     expect(r.json.type).toBe('token');
     const token = r.json.token as string;
     await until(async () => ((await status(token)).json.status === 'progress' ? true : undefined));
@@ -43,7 +39,7 @@ describe('a long from_url fetch', () => {
     });
     expect(done.json).toMatchObject({ status: 'success', size: payload.length });
     expect(origin.hits.get('/gated')).toBe(1);
-    const list = await restClient(server.rest, keys)('GET', '/files/?limit=10');
+    const list = await restClient(srv.rest, srv.keys)('GET', '/files/?limit=10');
     expect(list.json.results).toHaveLength(1);
   });
 });

@@ -49,6 +49,18 @@ describe('intermediate images', () => {
     expect(performance.now() - t0).toBeLessThan(2000);
   });
 
+  test('a smart crop\'s cover-scaled image counts as an intermediate', async () => {
+    const p = await fx.gradient(640, 480);
+    const t0 = performance.now();
+    // Scored whole before the cut: 21845x16384 (358 Mpx) for a 3000x16384 result. It used to run
+    // until the 20 s deadline, holding GBs of libvips memory.
+    await expect(run(p, '-/scale_crop/3000x16384/smart_points/-/invert/-/mirror/')).rejects.toMatchObject({ status: 400, code: 'ImageTooLarge', message: expect.stringMatching(/21845x16384/) });
+    expect(performance.now() - t0).toBeLessThan(2000);
+    // A cover-scale within the limit is still scored; a plain one is cut without scoring.
+    expect((await run(p, '-/scale_crop/800x600/smart_points/')).width).toBe(800);
+    expect((await run(p, '-/scale_crop/3000x1000/center/')).height).toBe(1000);
+  });
+
   test('an off-image crop is filled by libvips without blocking the event loop', async () => {
     const p = await fx.solid(100, 100, fx.RED);
     const { result, blocked } = await longestBlock(() => run(p, '-/setfill/00ff00/-/crop/8000x8000/9000,9000/-/resize/100x/-/format/png/', patient));

@@ -4,8 +4,8 @@
  * while another surface is probed every 10 ms.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { describe, expect, test } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
 import { uploadBase } from '../helpers/rest.js';
 import { FIXTURES } from './fixtures.js';
 
@@ -19,17 +19,10 @@ import { FIXTURES } from './fixtures.js';
 const MAX_PROBE_GAP_MS = 50 + 700;
 const RENDER_TIMEOUT_MS = 30_000;
 
-let server: TestServer;
-let keys: ProjectKeys;
-
-beforeAll(async () => {
-  server = await startServer({ env: { STOWAGE_CDN_RENDER_TIMEOUT_MS: String(RENDER_TIMEOUT_MS) } });
-  keys = await server.createProject();
-});
-afterAll(async () => server?.stop());
+const srv = useServer({ env: { STOWAGE_CDN_RENDER_TIMEOUT_MS: String(RENDER_TIMEOUT_MS) } });
 
 async function upload(name: string, data: Buffer, type: string): Promise<string> {
-  const r = await uploadBase(server.upload, keys.public_key, [{ name, data, type }], { UPLOADCARE_STORE: '1' });
+  const r = await uploadBase(srv.upload, srv.keys.public_key, [{ name, data, type }], { UPLOADCARE_STORE: '1' });
   expect(r.status, r.text).toBe(200);
   return r.json.file as string;
 }
@@ -54,7 +47,7 @@ async function whileProbing<T>(work: () => Promise<T>): Promise<{ result: T; max
   const probe = (async () => {
     let last = performance.now();
     while (!done) {
-      const res = await fetch(`${server.rest}/healthz`);
+      const res = await fetch(`${srv.rest}/healthz`);
       await res.arrayBuffer();
       const now = performance.now();
       maxGap = Math.max(maxGap, now - last);
@@ -74,7 +67,7 @@ async function whileProbing<T>(work: () => Promise<T>): Promise<{ result: T; max
 
 async function timedGet(path: string): Promise<{ status: number; text: string; ms: number }> {
   const t0 = performance.now();
-  const res = await fetch(server.cdn + path);
+  const res = await fetch(srv.cdn + path);
   const text = await res.text();
   return { status: res.status, text, ms: performance.now() - t0 };
 }

@@ -13,6 +13,8 @@ let full: TestServer;
 let keys: ProjectKeys;
 
 async function start(opts: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
+  // useServer() does not fit: besides one full server, tests start single tiers (`serve --only`) and
+  // servers on a broken store; one list stops them all.
   const s = await startServer(opts);
   started.push(s);
   return s;

@@ -73,6 +73,7 @@ let keys: ProjectKeys;
 let receiver: Receiver;
 const extra: TestServer[] = [];
 
+// useServer() does not fit: several nodes share one store, and one is killed with SIGKILL.
 beforeAll(async () => {
   if (!pgOnly) return;
   s3 = await testS3();

@@ -12,6 +12,7 @@ const LIMIT = { STOWAGE_RATE_UPLOAD_PER_SEC: '0.001', STOWAGE_RATE_UPLOAD_BURST:
 const started: TestServer[] = [];
 
 async function start(env: Record<string, string>, from?: TestServer): Promise<TestServer> {
+  // useServer() does not fit: nodes restart on the same data dir, with and without Redis.
   const s = await startServer({ env, ...(from ? { dataDir: from.dataDir, ...(from.schema ? { schema: from.schema } : {}), ...(from.bucket ? { bucket: from.bucket } : {}) } : {}) });
   started.push(s);
   return s;

@@ -18,6 +18,7 @@ let short: TestServer;
 let keys: ProjectKeys;
 let shortKeys: ProjectKeys;
 
+// useServer() does not fit: two servers, each on a bucket of its own.
 async function startOn(env: Record<string, string> = {}): Promise<TestServer> {
   const bucket = await s3.createBucket();
   return startServer({ bucket, env: { ...s3.env(bucket), ...env } });

@@ -15,6 +15,7 @@ const started: TestServer[] = [];
 let origin: Origin | undefined;
 
 async function start(opts: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
+  // useServer() does not fit: the tests stop servers themselves (SIGTERM) while requests run.
   const s = await startServer(opts);
   started.push(s);
   return s;

@@ -9,29 +9,23 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { uploadFile } from '@uploadcare/upload-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, usingS3, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { usingS3 } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { bytes, sleep, until } from './helpers.js';
 
 const PER_IP = 1024 * 1024;
 const TOTAL = 1536 * 1024;
 const KIB = 1024;
 
-let server: TestServer;
-let keys: ProjectKeys;
-
-beforeAll(async () => {
-  server = await startServer({
-    env: {
-      STOWAGE_ANONYMOUS_STAGING_PER_IP_BYTES: String(PER_IP),
-      STOWAGE_ANONYMOUS_STAGING_TOTAL_BYTES: String(TOTAL),
-      // Clients at other addresses arrive through a "proxy" on loopback.
-      STOWAGE_TRUSTED_PROXIES: '127.0.0.1',
-    },
-  });
-  keys = await server.createProject();
+const srv = useServer({
+  env: {
+    STOWAGE_ANONYMOUS_STAGING_PER_IP_BYTES: String(PER_IP),
+    STOWAGE_ANONYMOUS_STAGING_TOTAL_BYTES: String(TOTAL),
+    // Clients at other addresses arrive through a "proxy" on loopback.
+    STOWAGE_TRUSTED_PROXIES: '127.0.0.1',
+  },
 });
-afterAll(async () => server?.stop());
 
 /** Bytes the server holds in its data dir's blob tree right now (staging temp files and blobs). */
 function bytesOnDisk(): number {
@@ -43,13 +37,13 @@ function bytesOnDisk(): number {
       else total += fs.statSync(p, { throwIfNoEntry: false })?.size ?? 0;
     }
   };
-  walk(path.join(server.dataDir, 'blobs'));
+  walk(path.join(srv.server.dataDir, 'blobs'));
   return total;
 }
 
 /** Bytes in staging temp files right now. */
 function tmpBytes(): number {
-  const dir = path.join(server.dataDir, 'blobs', '.tmp');
+  const dir = path.join(srv.server.dataDir, 'blobs', '.tmp');
   return fs.readdirSync(dir).reduce((sum, n) => sum + (fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.size ?? 0), 0);
 }
 
@@ -89,7 +83,7 @@ class StreamedUpload {
   private readonly req: http.ClientRequest;
 
   constructor(query = '', headers: Record<string, string> = {}) {
-    this.req = http.request(`${server.upload}/base/${query}`, {
+    this.req = http.request(`${srv.upload}/base/${query}`, {
       method: 'POST',
       headers: { 'content-type': `multipart/form-data; boundary=${this.boundary}`, ...headers },
     });
@@ -160,7 +154,7 @@ describe('a key in the query string', () => {
   });
 
   it('known: the body may carry the file before any key field, whatever its size', async () => {
-    const u = new StreamedUpload(`?UPLOADCARE_PUB_KEY=${keys.public_key}`);
+    const u = new StreamedUpload(`?UPLOADCARE_PUB_KEY=${srv.keys.public_key}`);
     await u.file(2 * PER_IP);
     const answer = await u.end();
     expect(answer.status, answer.text).toBe(200);
@@ -184,7 +178,7 @@ describe('a key field in the body', () => {
     for (let i = 0; i < 3; i++) {
       const u = new StreamedUpload('', fwd('198.51.100.11'));
       await u.file(PER_IP - 64 * KIB);
-      await u.field('UPLOADCARE_PUB_KEY', keys.public_key);
+      await u.field('UPLOADCARE_PUB_KEY', srv.keys.public_key);
       const answer = await u.end();
       expect(answer.status, answer.text).toBe(200);
     }
@@ -204,7 +198,7 @@ describe('file bytes before any key', () => {
     if (!usingS3()) {
       // The budget plus at most one chunk in flight; nothing is left behind.
       expect(peak).toBeLessThanOrEqual(PER_IP + 64 * KIB);
-      await until(async () => (fs.readdirSync(path.join(server.dataDir, 'blobs', '.tmp')).length === 0 ? true : undefined), 5000);
+      await until(async () => (fs.readdirSync(path.join(srv.server.dataDir, 'blobs', '.tmp')).length === 0 ? true : undefined), 5000);
     }
   });
 
@@ -230,15 +224,15 @@ describe('file bytes before any key', () => {
     // Under both budgets another address still gets through, and A completes once its key arrives.
     const d = new StreamedUpload('', fwd('198.51.100.22'));
     await d.file(400 * KIB);
-    await d.field('UPLOADCARE_PUB_KEY', keys.public_key);
+    await d.field('UPLOADCARE_PUB_KEY', srv.keys.public_key);
     expect((await d.end()).status).toBe(200);
-    await a.field('UPLOADCARE_PUB_KEY', keys.public_key);
+    await a.field('UPLOADCARE_PUB_KEY', srv.keys.public_key);
     expect((await a.end()).status).toBe(200);
   });
 
   it('the official JS client names its key in X-UC-User-Agent, so its files are not bounded', async () => {
     const data = bytes(3 * PER_IP, 11);
-    const file = await uploadFile(data, { publicKey: keys.public_key, baseURL: server.upload, baseCDN: server.cdn, fileName: 'sdk.bin', multipartMinFileSize: 100 * PER_IP });
+    const file = await uploadFile(data, { publicKey: srv.keys.public_key, baseURL: srv.upload, baseCDN: srv.cdn, fileName: 'sdk.bin', multipartMinFileSize: 100 * PER_IP });
     expect(file.size).toBe(data.length);
   });
 });

@@ -5,15 +5,12 @@
  */
 import { uploadFile } from '@uploadcare/upload-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { restClient, uploadBase } from '../helpers/rest.js';
+import { useServer } from '../helpers/use-server.js';
+import { uploadBase } from '../helpers/rest.js';
 import { bytes, get, postForm, postQuery, until } from './helpers.js';
 import { startOrigin, type Origin } from './origin.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
-let call: ReturnType<typeof restClient>;
 let origin: Origin;
 let hooks: Receiver;
 
@@ -32,26 +29,25 @@ beforeAll(async () => {
     },
   });
   hooks = await startReceiver();
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
-  keys = await server.createProject();
-  call = restClient(server.rest, keys);
-  const hook = await call('POST', '/webhooks/', { body: new URLSearchParams({ target_url: hooks.url, event: 'file.uploaded' }).toString(), contentType: 'application/x-www-form-urlencoded' });
+});
+const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
+beforeAll(async () => {
+  const hook = await srv.call('POST', '/webhooks/', { body: new URLSearchParams({ target_url: hooks.url, event: 'file.uploaded' }).toString(), contentType: 'application/x-www-form-urlencoded' });
   expect(hook.status).toBe(201);
 });
 afterAll(async () => {
-  await server?.stop();
   origin?.close();
   await hooks?.close();
 });
 
 async function base(name: string, data: Buffer | string, type: string): Promise<string> {
-  const r = await uploadBase(server.upload, keys.public_key, [{ name, data, type }], { UPLOADCARE_STORE: '1' });
+  const r = await uploadBase(srv.upload, srv.keys.public_key, [{ name, data, type }], { UPLOADCARE_STORE: '1' });
   expect(r.status, r.text).toBe(200);
   return r.json.file as string;
 }
 
-const info = async (uuid: string) => (await get(`${server.upload}/info/?pub_key=${keys.public_key}&file_id=${uuid}`)).json;
-const rest = async (uuid: string) => (await call('GET', `/files/${uuid}/`)).json;
+const info = async (uuid: string) => (await get(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=${uuid}`)).json;
+const rest = async (uuid: string) => (await srv.call('GET', `/files/${uuid}/`)).json;
 
 /** Both file objects agree: `mime_type` declared, `content_info.mime` sniffed. */
 async function expectTypes(uuid: string, declared: string, sniffed: string): Promise<void> {
@@ -89,7 +85,7 @@ describe('the CDN serves by the bytes, never by the declaration', () => {
   it('HTML declared text/html is served as text/plain, attachment, nosniff', async () => {
     const uuid = await base('page.html', HTML, 'text/html');
     await expectTypes(uuid, 'text/html', 'text/plain');
-    const r = await fetch(`${server.cdn}/${uuid}/`);
+    const r = await fetch(`${srv.cdn}/${uuid}/`);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('text/plain');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
@@ -100,13 +96,13 @@ describe('the CDN serves by the bytes, never by the declaration', () => {
   it('plain text declared image/svg+xml is not served as SVG; SVG declared text/plain is still sandboxed', async () => {
     const text = await base('x.svg', 'just words', 'image/svg+xml');
     await expectTypes(text, 'image/svg+xml', 'text/plain');
-    const t = await fetch(`${server.cdn}/${text}/`);
+    const t = await fetch(`${srv.cdn}/${text}/`);
     expect(t.headers.get('content-type')).toBe('text/plain');
     expect(t.headers.get('content-disposition')).toMatch(/^attachment/);
 
     const svg = await base('x.txt', SVG, 'text/plain');
     await expectTypes(svg, 'text/plain', 'image/svg+xml');
-    const s = await fetch(`${server.cdn}/${svg}/`);
+    const s = await fetch(`${srv.cdn}/${svg}/`);
     expect(s.headers.get('content-type')).toBe('image/svg+xml');
     expect(s.headers.get('content-security-policy')).toMatch(/^sandbox/);
   });
@@ -114,13 +110,13 @@ describe('the CDN serves by the bytes, never by the declaration', () => {
 
 describe('the official JS client', () => {
   it('direct: a Buffer with a name is typed by its extension, an explicit contentType is kept', async () => {
-    const named = await uploadFile(Buffer.from('a,b\n1,2\n'), { publicKey: keys.public_key, baseURL: server.upload, baseCDN: server.cdn, fileName: 'table.csv' });
+    const named = await uploadFile(Buffer.from('a,b\n1,2\n'), { publicKey: srv.keys.public_key, baseURL: srv.upload, baseCDN: srv.cdn, fileName: 'table.csv' });
     expect(named.mimeType).toBe('text/csv');
     await expectTypes(named.uuid, 'text/csv', 'text/plain');
-    const typed = await uploadFile(Buffer.from('{"a":1}'), { publicKey: keys.public_key, baseURL: server.upload, baseCDN: server.cdn, contentType: 'application/json' });
+    const typed = await uploadFile(Buffer.from('{"a":1}'), { publicKey: srv.keys.public_key, baseURL: srv.upload, baseCDN: srv.cdn, contentType: 'application/json' });
     expect(typed.mimeType).toBe('application/json');
     // No name, no type: the client sends `original` and application/octet-stream.
-    const bare = await uploadFile(Buffer.from('plain words'), { publicKey: keys.public_key, baseURL: server.upload, baseCDN: server.cdn });
+    const bare = await uploadFile(Buffer.from('plain words'), { publicKey: srv.keys.public_key, baseURL: srv.upload, baseCDN: srv.cdn });
     expect(bare.mimeType).toBe('application/octet-stream');
     await expectTypes(bare.uuid, 'application/octet-stream', 'text/plain');
   });
@@ -128,9 +124,9 @@ describe('the official JS client', () => {
   it('multipart: the content_type given at start is the file’s mime_type', async () => {
     const data = bytes(11 * 1024 * 1024, 3);
     const file = await uploadFile(data, {
-      publicKey: keys.public_key,
-      baseURL: server.upload,
-      baseCDN: server.cdn,
+      publicKey: srv.keys.public_key,
+      baseURL: srv.upload,
+      baseCDN: srv.cdn,
       fileName: 'archive.bin',
       contentType: 'application/x-custom-archive',
       multipartMinFileSize: 10 * 1024 * 1024,
@@ -144,7 +140,7 @@ describe('the official JS client', () => {
 describe('multipart over HTTP, from_url, groups and webhooks', () => {
   it('/multipart/complete/ answers the declared type', async () => {
     const size = 10_485_760;
-    const start = await postForm(`${server.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: keys.public_key, filename: 'tune.mp3', content_type: 'application/octet-stream', size: String(size) });
+    const start = await postForm(`${srv.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, filename: 'tune.mp3', content_type: 'application/octet-stream', size: String(size) });
     expect(start.status, start.text).toBe(200);
     const data = bytes(size, 5);
     const parts = start.json.parts as string[];
@@ -153,7 +149,7 @@ describe('multipart over HTTP, from_url, groups and webhooks', () => {
       const put = await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: data.subarray(i * partSize, (i + 1) * partSize) });
       expect(put.status).toBe(200);
     }
-    const done = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid: start.json.uuid });
+    const done = await postForm(`${srv.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, uuid: start.json.uuid });
     expect(done.status, done.text).toBe(200);
     expect(done.json.mime_type).toBe('audio/mpeg');
     expect(done.json.content_info.mime.mime).toBe('application/octet-stream');
@@ -161,10 +157,10 @@ describe('multipart over HTTP, from_url, groups and webhooks', () => {
 
   it('/from_url/status/ answers the remote Content-Type, else the extension’s type; the CDN still serves by the bytes', async () => {
     const status = async (sourceUrl: string) => {
-      const t = await postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: sourceUrl });
+      const t = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: sourceUrl });
       expect(t.json.type, t.text).toBe('token');
       return until(async () => {
-        const r = await get(`${server.upload}/from_url/status/?token=${t.json.token}`);
+        const r = await get(`${srv.upload}/from_url/status/?token=${t.json.token}`);
         return r.json.status === 'success' || r.json.status === 'error' ? r.json : undefined;
       });
     };
@@ -172,16 +168,16 @@ describe('multipart over HTTP, from_url, groups and webhooks', () => {
     expect(csv).toMatchObject({ status: 'success', mime_type: 'text/csv', content_info: { mime: { mime: 'text/plain' } } });
     const page = await status(`${origin.url}/page.html`);
     expect(page).toMatchObject({ status: 'success', mime_type: 'text/html', content_info: { mime: { mime: 'text/plain' } } });
-    const served = await fetch(`${server.cdn}/${page.uuid}/`);
+    const served = await fetch(`${srv.cdn}/${page.uuid}/`);
     expect(served.headers.get('content-type')).toBe('text/plain');
   });
 
   it('group entries and webhook payloads carry the declared type', async () => {
     const uuid = await base('_mem.exe', '0'.repeat(1000), 'application/x-msdos-program');
-    const group = await postForm(`${server.upload}/group/`, { pub_key: keys.public_key, 'files[0]': uuid });
+    const group = await postForm(`${srv.upload}/group/`, { pub_key: srv.keys.public_key, 'files[0]': uuid });
     expect(group.status, group.text).toBe(200);
     expect(group.json.files[0]).toMatchObject({ uuid, mime_type: 'application/x-msdos-program', content_info: { mime: { mime: 'text/plain' } } });
-    const restGroup = await call('GET', `/groups/${group.json.id}/`);
+    const restGroup = await srv.call('GET', `/groups/${group.json.id}/`);
     expect(restGroup.json.files[0]).toMatchObject({ uuid, mime_type: 'application/x-msdos-program' });
     const [hit] = await hooks.waitFor(1, 20_000, (r) => r.json?.data?.uuid === uuid);
     expect(hit!.json.data).toMatchObject({ mime_type: 'application/x-msdos-program', content_info: { mime: { mime: 'text/plain' } } });

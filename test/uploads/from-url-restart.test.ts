@@ -26,6 +26,8 @@ function slow(req: http.IncomingMessage, res: http.ServerResponse): void {
   res.end(payload);
 }
 
+// useServer() does not fit: the first server is killed with SIGKILL and a second one restarts on
+// its data dir.
 beforeAll(async () => {
   origin = await startOrigin(payload, { '/slow': slow });
   first = await startServer({ env: ENV });

@@ -1,28 +1,36 @@
 /** /from_url/ and /from_url/status/ over HTTP: states, options, duplicates, errors, redirects. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { restClient } from '../helpers/rest.js';
-import { bytes, get, postForm, postQuery, until, type Res } from './helpers.js';
+import type { Res } from '../helpers/http.js';
+import { bytes, get, postForm, postQuery, until } from './helpers.js';
 import { startOrigin, type Origin } from './origin.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
 let origin: Origin;
 const payload = bytes(200_000, 9);
+/** /late-headers answers nothing until `sendHeaders()`, then half the body until origin.release(). */
+let sendHeaders: () => void = () => undefined;
+const headersSent = new Promise<void>((r) => (sendHeaders = r));
 
 beforeAll(async () => {
-  origin = await startOrigin(payload);
+  origin = await startOrigin(payload, {
+    '/late-headers': (_req, res) => {
+      void headersSent.then(() => {
+        res.writeHead(200, { 'content-length': String(payload.length) });
+        res.write(payload.subarray(0, payload.length / 2));
+        void lateGate.then(() => res.end(payload.subarray(payload.length / 2)));
+      });
+    },
+  });
   // Only 127.0.0.1 itself is allowed, so a redirect to 127.0.0.2 is a redirect to a refused address.
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.1/32' } });
-  keys = await server.createProject();
 });
+const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 afterAll(async () => {
-  await server?.stop();
   origin?.close();
 });
 
-const fromUrl = (query: Record<string, string>) => postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, ...query });
-const status = (token: string) => get(`${server.upload}/from_url/status/?token=${encodeURIComponent(token)}&jsonerrors=1`);
+const fromUrl = (query: Record<string, string>) => postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, ...query });
+const status = (token: string) => get(`${srv.upload}/from_url/status/?token=${encodeURIComponent(token)}&jsonerrors=1`);
 const finalStatus = (token: string) =>
   until(async () => {
     const r = await status(token);
@@ -37,7 +45,25 @@ async function tokenFor(query: Record<string, string>): Promise<string> {
   return r.json.token as string;
 }
 
+let openLate: () => void = () => undefined;
+const lateGate = new Promise<void>((r) => (openLate = r));
+
 describe('POST /from_url/ and its status', () => {
+  it('answers waiting until the origin has answered, then progress with the real total (the SDK tests poll for this order)', async () => {
+    const token = await tokenFor({ source_url: `${origin.url}/late-headers` });
+    // The fetch has reached the origin, which holds back its headers: the size is not known yet.
+    await until(async () => ((origin.hits.get('/late-headers') ?? 0) > 0 ? true : undefined));
+    expect((await status(token)).json).toEqual({ status: 'waiting', done: 0, total: 'unknown' });
+    sendHeaders();
+    const progress = await until(async () => {
+      const r = await status(token);
+      return r.json.status === 'progress' ? r : undefined;
+    });
+    expect(progress.json.total).toBe(payload.length);
+    openLate();
+    expect((await finalStatus(token)).json).toMatchObject({ status: 'success', size: payload.length });
+  });
+
   it('reports progress (done/total) and then success with the file info', async () => {
     const token = await tokenFor({ source_url: `${origin.url}/gated`, store: '1', filename: 'chosen name.bin', 'metadata[a]': 'b' });
     const progress = await until(async () => {
@@ -50,7 +76,7 @@ describe('POST /from_url/ and its status', () => {
     const done = await finalStatus(token);
     expect(done.json).toMatchObject({ status: 'success', size: payload.length, total: payload.length, done: payload.length, original_filename: 'chosen name.bin', filename: 'chosenname.bin', is_stored: true, is_ready: true, metadata: { a: 'b' } });
     expect(done.json.uuid).toBe(done.json.file_id);
-    const cdn = await fetch(`${server.cdn}/${done.json.uuid}/`);
+    const cdn = await fetch(`${srv.cdn}/${done.json.uuid}/`);
     expect(Buffer.from(await cdn.arrayBuffer()).equals(payload)).toBe(true);
   });
 
@@ -89,7 +115,7 @@ describe('POST /from_url/ and its status', () => {
   });
 
   it('accepts the parameters as a urlencoded body too', async () => {
-    const r = await postForm(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: `${origin.url}/plain/data.bin`, filename: 'form.bin' });
+    const r = await postForm(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: `${origin.url}/plain/data.bin`, filename: 'form.bin' });
     expect(r.json.type).toBe('token');
     expect((await finalStatus(r.json.token)).json.original_filename).toBe('form.bin');
   });
@@ -111,13 +137,13 @@ describe('POST /from_url/ and its status', () => {
   });
 
   it('answers unknown tokens, a missing token and parameter errors', async () => {
-    expect((await get(`${server.upload}/from_url/status/?token=test`)).json).toEqual({ status: 'unknown' });
-    expect((await get(`${server.upload}/from_url/status/?token=${crypto.randomUUID()}`)).json).toEqual({ status: 'unknown' });
-    const missing = await get(`${server.upload}/from_url/status/`);
+    expect((await get(`${srv.upload}/from_url/status/?token=test`)).json).toEqual({ status: 'unknown' });
+    expect((await get(`${srv.upload}/from_url/status/?token=${crypto.randomUUID()}`)).json).toEqual({ status: 'unknown' });
+    const missing = await get(`${srv.upload}/from_url/status/`);
     expect([missing.status, missing.text]).toEqual([400, 'token is required.']);
     const noUrl = await fromUrl({});
     expect([noUrl.status, noUrl.text]).toEqual([400, 'source_url is required.']);
-    const noKey = await postQuery(`${server.upload}/from_url/`, { source_url: `${origin.url}/plain/data.bin` });
+    const noKey = await postQuery(`${srv.upload}/from_url/`, { source_url: `${origin.url}/plain/data.bin` });
     expect([noKey.status, noKey.text]).toEqual([403, 'pub_key is required.']);
     const cases: Array<[string, string, string]> = [
       ['example.com/a.png', 'URLSchemeRequiredError', 'No URL scheme supplied.'],
@@ -127,7 +153,7 @@ describe('POST /from_url/ and its status', () => {
       ['http://no-such-host.invalid/', 'HostnameNotFoundError', 'Host does not exist.'],
     ];
     for (const [url, code, text] of cases) {
-      const r: Res = await postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: url, jsonerrors: '1' });
+      const r: Res = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: url, jsonerrors: '1' });
       expect(r.json).toEqual({ error: { status_code: 400, content: text, error_code: code } });
     }
   });
@@ -148,7 +174,7 @@ describe('URL duplicates', () => {
     expect(dup.json).toMatchObject({ type: 'file_info', uuid: saved.json.uuid, file_id: saved.json.uuid, size: payload.length, is_ready: true });
     expect(origin.hits.get('/plain/data.bin')).toBe(hits);
     // A removed file is no duplicate; with save=0 the new fetch is not remembered either.
-    const rest = restClient(server.rest, keys);
+    const rest = restClient(srv.rest, srv.keys);
     expect((await rest('DELETE', `/files/${saved.json.uuid}/storage/`)).status).toBe(200);
     const afterRemoval = await fromUrl({ source_url: url, check_URL_duplicates: '1', save_URL_duplicates: '0' });
     expect(afterRemoval.json.type).toBe('token');

@@ -1,34 +1,18 @@
 /** Small HTTP helpers for the upload suites (plain fetch; nothing from the server's code). */
-export interface Res {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-export async function toRes(r: Response): Promise<Res> {
-  const text = await r.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: r.status, headers: r.headers, text, json };
-}
+import { request, type Res } from '../helpers/http.js';
 
 /** POST with urlencoded fields (the way pyuploadcare sends them). */
 export async function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Res> {
-  return toRes(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() }));
+  return request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields).toString() });
 }
 
 /** Body-less POST with everything in the query string (the way the JS SDK calls /from_url/). */
 export async function postQuery(url: string, query: Record<string, string>, headers: Record<string, string> = {}): Promise<Res> {
-  return toRes(await fetch(`${url}?${new URLSearchParams(query).toString()}`, { method: 'POST', headers }));
+  return request(`${url}?${new URLSearchParams(query).toString()}`, { method: 'POST', headers });
 }
 
 export async function get(url: string, headers: Record<string, string> = {}): Promise<Res> {
-  return toRes(await fetch(url, { headers }));
+  return request(url, { headers });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

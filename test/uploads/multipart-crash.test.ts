@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { get, postForm, sleep, type Res } from './helpers.js';
+import type { Res } from '../helpers/http.js';
+import { get, postForm, sleep } from './helpers.js';
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
@@ -21,6 +22,7 @@ afterAll(async () => {
 });
 
 async function start(opts: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
+  // useServer() does not fit: a node is killed (SIGKILL) mid-completion and another takes over.
   const s = await startServer({ ...opts, env: { STOWAGE_MULTIPART_CLAIM_LEASE_MS: String(LEASE_MS), ...opts.env } });
   servers.push(s);
   return s;

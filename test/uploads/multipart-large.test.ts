@@ -4,27 +4,17 @@
  * through the CDN's strong ETag (the MD5 of the stored file).
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rssBytes, startServer, type ProjectKeys, type TestServer, usingS3 } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { rssBytes, usingS3 } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { get, postForm } from './helpers.js';
 
 const MiB = 1024 * 1024;
 const PART = 64 * MiB;
 const SIZE = 16 * PART - 12_345; // 16 parts, a short last one
 const BLOCK = crypto.randomBytes(MiB);
-let server: TestServer;
-let keys: ProjectKeys;
-
-beforeAll(async () => {
-  server = await startServer();
-  keys = await server.createProject();
-});
-afterAll(async () => {
-  await server?.stop();
-  // A gigabyte per run is too much to leave behind in the temp dir.
-  if (server) fs.rmSync(server.dataDir, { recursive: true, force: true });
-});
+// A gigabyte per run is too much to leave behind in the temp dir.
+const srv = useServer({ removeDataDir: true });
 
 /** Byte `offset..offset+len` of the file: 1 MiB blocks, each stamped with its index. */
 function* chunks(offset: number, len: number): Generator<Buffer> {
@@ -55,12 +45,12 @@ function partStream(n: number): ReadableStream<Uint8Array> {
 // With object storage (STOWAGE_TEST_S3) parts bypass the node; test/scale/s3-multipart.test.ts covers that path.
 describe.skipIf(usingS3())('a ~1 GB multipart upload', () => {
   it('goes through with the server RSS bounded', async () => {
-    const pid = server.child.pid!;
+    const pid = srv.server.child.pid!;
     const baseline = rssBytes(pid);
     let peak = baseline;
     const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 100);
     try {
-      const s = await postForm(`${server.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: keys.public_key, filename: 'huge.bin', size: String(SIZE), part_size: String(PART), content_type: 'application/octet-stream' });
+      const s = await postForm(`${srv.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, filename: 'huge.bin', size: String(SIZE), part_size: String(PART), content_type: 'application/octet-stream' });
       expect(s.status).toBe(200);
       const urls = s.json.parts as string[];
       expect(urls).toHaveLength(16);
@@ -75,15 +65,15 @@ describe.skipIf(usingS3())('a ~1 GB multipart upload', () => {
         }
       };
       await Promise.all([worker(), worker()]);
-      const done = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid: s.json.uuid });
+      const done = await postForm(`${srv.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, uuid: s.json.uuid });
       expect(done.status).toBe(200);
       expect(done.json).toMatchObject({ uuid: s.json.uuid, size: SIZE, original_filename: 'huge.bin' });
 
-      const info = await get(`${server.upload}/info/?pub_key=${keys.public_key}&file_id=${s.json.uuid}`);
+      const info = await get(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=${s.json.uuid}`);
       expect(info.json.size).toBe(SIZE);
       const md5 = crypto.createHash('md5');
       for (const c of chunks(0, SIZE)) md5.update(c);
-      const head = await fetch(`${server.cdn}/${s.json.uuid}/`, { method: 'HEAD' });
+      const head = await fetch(`${srv.cdn}/${s.json.uuid}/`, { method: 'HEAD' });
       expect(head.headers.get('etag')).toBe(`"${md5.digest('hex')}"`);
     } finally {
       clearInterval(sampler);

@@ -2,25 +2,21 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer, usingS3 } from '../helpers/server.js';
-import { bytes, get, postForm, toRes, until } from './helpers.js';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { usingS3 } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
+import { request } from '../helpers/http.js';
+import { bytes, get, postForm, until } from './helpers.js';
 
 const MIN = 10_485_760;
 const PART = 5_242_880;
-let server: TestServer;
-let keys: ProjectKeys;
-
-beforeAll(async () => {
-  server = await startServer({ env: { STOWAGE_MULTIPART_TTL_MS: '8000' } });
-  keys = await server.createProject();
-});
-afterAll(async () => server?.stop());
+const srv = useServer({ env: { STOWAGE_MULTIPART_TTL_MS: '8000' } });
 
 const start = (fields: Record<string, string>, query = '') =>
-  postForm(`${server.upload}/multipart/start/${query}`, { UPLOADCARE_PUB_KEY: keys.public_key, filename: 'big.bin', content_type: 'application/octet-stream', ...fields });
-const complete = (uuid: string, query = '') => postForm(`${server.upload}/multipart/complete/${query}`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid });
-const put = async (url: string, body: Buffer, type = 'application/octet-stream') => toRes(await fetch(url, { method: 'PUT', headers: { 'content-type': type }, body }));
+  postForm(`${srv.upload}/multipart/start/${query}`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, filename: 'big.bin', content_type: 'application/octet-stream', ...fields });
+const complete = (uuid: string, query = '') => postForm(`${srv.upload}/multipart/complete/${query}`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, uuid });
+const put = async (url: string, body: Buffer, type = 'application/octet-stream') => request(url, { method: 'PUT', headers: { 'content-type': type }, body });
 
 function partsOf(data: Buffer, partSize = PART): Buffer[] {
   const out: Buffer[] = [];
@@ -38,7 +34,7 @@ describe.skipIf(usingS3())('POST /multipart/start/', () => {
     expect(r.json.parts).toHaveLength(3);
     (r.json.parts as string[]).forEach((u, i) => {
       const url = new URL(u);
-      expect(url.origin).toBe(server.upload);
+      expect(url.origin).toBe(srv.upload);
       expect(url.pathname).toBe(`/multipart/upload/${r.json.uuid}/${i + 1}/`);
       expect(Number(url.searchParams.get('expires'))).toBeGreaterThan(Date.now() / 1000);
       expect(url.searchParams.get('sig')).toMatch(/^[0-9a-f]{64}$/);
@@ -66,9 +62,9 @@ describe.skipIf(usingS3())('POST /multipart/start/', () => {
   });
 
   it('names UPLOADCARE_PUB_KEY in key errors', async () => {
-    const missing = await postForm(`${server.upload}/multipart/start/`, { filename: 'a', size: String(MIN), content_type: 'x/y' });
+    const missing = await postForm(`${srv.upload}/multipart/start/`, { filename: 'a', size: String(MIN), content_type: 'x/y' });
     expect([missing.status, missing.text]).toEqual([403, 'UPLOADCARE_PUB_KEY is required.']);
-    const bad = await postForm(`${server.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: 'nope', filename: 'a', size: String(MIN), content_type: 'x/y' });
+    const bad = await postForm(`${srv.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: 'nope', filename: 'a', size: String(MIN), content_type: 'x/y' });
     expect([bad.status, bad.text]).toEqual([403, 'UPLOADCARE_PUB_KEY is invalid.']);
   });
 });
@@ -89,14 +85,30 @@ describe.skipIf(usingS3())('parts and completion', () => {
     const done = await complete(s.json.uuid);
     expect(done.status).toBe(200);
     expect(done.json).toMatchObject({ uuid: s.json.uuid, file_id: s.json.uuid, size: data.length, total: data.length, done: data.length, original_filename: 'data file.bin', is_stored: true, is_ready: true, metadata: { k: 'v' } });
-    const cdn = await fetch(`${server.cdn}/${s.json.uuid}/`);
+    const cdn = await fetch(`${srv.cdn}/${s.json.uuid}/`);
     expect(cdn.status).toBe(200);
     expect(Buffer.from(await cdn.arrayBuffer()).equals(data)).toBe(true);
     // Completed: a second completion and late parts are refused; the parts' bytes are gone.
     const again = await complete(s.json.uuid);
     expect([again.status, again.text]).toEqual([400, 'File is already uploaded.']);
     expect((await put(urls[0]!, parts[0]!)).text).toBe('File is already uploaded.');
-    expect(fs.existsSync(path.join(server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1'))).toBe(false);
+    expect(fs.existsSync(path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1'))).toBe(false);
+  });
+
+  it('answers content_info.image (and image_info) for an image at completion, as /info/ does', async () => {
+    // An uncompressed PNG just over the multipart minimum.
+    const png = await sharp(crypto.randomBytes(1900 * 1900 * 3), { raw: { width: 1900, height: 1900, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+    expect(png.length).toBeGreaterThan(MIN);
+    const s = await start({ size: String(png.length), filename: 'noise.png', content_type: 'image/png' });
+    const urls = s.json.parts as string[];
+    for (const [i, part] of partsOf(png).entries()) expect((await put(urls[i]!, part)).status).toBe(200);
+    const done = await complete(s.json.uuid);
+    expect(done.status, done.text).toBe(200);
+    expect(done.json.is_image).toBe(true);
+    expect(done.json.content_info.image).toMatchObject({ width: 1900, height: 1900, format: 'PNG' });
+    expect(done.json.image_info).toEqual(done.json.content_info.image);
+    const info = await get(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=${s.json.uuid}`);
+    expect(done.json.content_info).toEqual(info.json.content_info);
   });
 
   it('checks sizes at completion and lets the client fix the parts', async () => {
@@ -157,12 +169,12 @@ describe.skipIf(usingS3())('parts and completion', () => {
   it('answers the completion errors for unknown and malformed uuids', async () => {
     const unknown = await complete(crypto.randomUUID());
     expect([unknown.status, unknown.text]).toEqual([404, 'File is not found.']);
-    const none = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key });
+    const none = await postForm(`${srv.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key });
     expect([none.status, none.text]).toEqual([400, 'uuid is required.']);
     // Another project's upload is not found either.
-    const other = await server.createProject();
+    const other = await srv.server.createProject();
     const s = await start({ size: String(MIN) });
-    const foreign = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: other.public_key, uuid: s.json.uuid });
+    const foreign = await postForm(`${srv.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: other.public_key, uuid: s.json.uuid });
     expect(foreign.status).toBe(404);
   });
 
@@ -180,11 +192,11 @@ describe.skipIf(usingS3())('expiry', () => {
   it('reclaims the parts of an unfinished upload and forgets it', async () => {
     const s = await start({ size: String(MIN) });
     expect((await put(s.json.parts[0] as string, bytes(PART))).status).toBe(200);
-    const partFile = path.join(server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1');
+    const partFile = path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1');
     expect(fs.existsSync(partFile)).toBe(true);
     await until(async () => (fs.existsSync(partFile) ? undefined : true), 20_000);
     const r = await complete(s.json.uuid);
     expect([r.status, r.text]).toEqual([404, 'File is not found.']);
-    expect((await get(`${server.upload}/info/?pub_key=${keys.public_key}&file_id=${s.json.uuid}`)).status).toBe(404);
+    expect((await get(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=${s.json.uuid}`)).status).toBe(404);
   });
 });

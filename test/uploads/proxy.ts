@@ -32,7 +32,9 @@ export async function startProxy(): Promise<RecordingProxy> {
     const isPut = req.method === 'PUT';
     rec.paths.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
     if (isPut) rec.maxConcurrentPuts = Math.max(rec.maxConcurrentPuts, ++inflight);
-    const up = http.request(target + req.url, { method: req.method, headers: req.headers }, (r) => {
+    // A new upstream connection per request: a reused kept-alive one was sometimes reset after
+    // multipart part PUTs (docs/reliability.md, "Findings not yet fixed"), failing SDK-flow tests.
+    const up = http.request(target + req.url, { method: req.method, headers: req.headers, agent: false }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
       r.on('end', () => isPut && inflight--);

@@ -8,24 +8,25 @@ import http from 'node:http';
 import type net from 'node:net';
 import { uploadFile } from '@uploadcare/upload-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer, usingS3 } from '../helpers/server.js';
+import { usingS3 } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { bytes, get } from './helpers.js';
 import { freePort, startProxy, type RecordingProxy } from './proxy.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
 let proxy: RecordingProxy;
+let port: number;
 let origin: http.Server;
 let originUrl: string;
 const served = bytes(300_000, 5);
 
 beforeAll(async () => {
   proxy = await startProxy();
-  const port = await freePort();
-  // Public upload URL = the proxy, so part URLs handed out by /multipart/start/ go through it too.
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8', STOWAGE_UPLOAD_PORT: String(port), STOWAGE_UPLOAD_BASE_URL: proxy.url } });
+  port = await freePort();
+});
+// Public upload URL = the proxy, so part URLs handed out by /multipart/start/ go through it too.
+const srv = useServer(() => ({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8', STOWAGE_UPLOAD_PORT: String(port), STOWAGE_UPLOAD_BASE_URL: proxy.url } }));
+beforeAll(async () => {
   proxy.setTarget(`http://127.0.0.1:${port}`);
-  keys = await server.createProject();
   origin = http.createServer((req, res) => {
     if (req.url === '/files/report.bin') {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(served.length) });
@@ -36,21 +37,20 @@ beforeAll(async () => {
   originUrl = `http://127.0.0.1:${(origin.address() as net.AddressInfo).port}`;
 });
 afterAll(async () => {
-  await server?.stop();
   await proxy?.close();
   origin?.close();
 });
 
-const sdk = () => ({ publicKey: keys.public_key, baseURL: proxy.url, baseCDN: server.cdn });
+const sdk = () => ({ publicKey: srv.keys.public_key, baseURL: proxy.url, baseCDN: srv.cdn });
 
 async function info(uuid: string) {
-  const r = await get(`${server.upload}/info/?pub_key=${keys.public_key}&file_id=${uuid}`);
+  const r = await get(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=${uuid}`);
   expect(r.status).toBe(200);
   return r.json;
 }
 
 async function cdnBytes(uuid: string): Promise<Buffer> {
-  const r = await fetch(`${server.cdn}/${uuid}/`);
+  const r = await fetch(`${srv.cdn}/${uuid}/`);
   expect(r.status).toBe(200);
   return Buffer.from(await r.arrayBuffer());
 }
@@ -60,7 +60,7 @@ describe('@uploadcare/upload-client uploadFile', () => {
     proxy.paths.length = 0;
     const file = await uploadFile(Buffer.from('hello from the sdk\n'), { ...sdk(), fileName: 'hello.txt', contentType: 'text/plain', store: true, metadata: { origin: 'sdk' } });
     expect(file.uuid).toMatch(/^[0-9a-f-]{36}$/);
-    expect(file.cdnUrl).toBe(`${server.cdn}/${file.uuid}/`);
+    expect(file.cdnUrl).toBe(`${srv.cdn}/${file.uuid}/`);
     expect(proxy.paths).toContain('POST /base/');
     const i = await info(file.uuid);
     expect(i).toMatchObject({ uuid: file.uuid, size: 19, original_filename: 'hello.txt', is_stored: true, is_ready: true, metadata: { origin: 'sdk' } });

@@ -5,27 +5,21 @@
  */
 import crypto from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { postQuery, toRes, until, type Res } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
+import { request, type Res } from '../helpers/http.js';
+import { postQuery, until } from './helpers.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
+const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' }, project: ['--signed-uploads'] });
 const MIN = 10_485_760;
-
-beforeAll(async () => {
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
-  keys = await server.createProject(['--signed-uploads']);
-});
-afterAll(async () => server?.stop());
 
 const now = () => Math.floor(Date.now() / 1000);
 
-async function token(claims: Record<string, unknown>, secret = keys.secret_key, alg = 'HS256'): Promise<string> {
+async function token(claims: Record<string, unknown>, secret = srv.keys.secret_key, alg = 'HS256'): Promise<string> {
   const key = crypto.createHash('sha256').update(secret, 'utf8').digest();
   return new SignJWT(claims).setProtectedHeader({ alg, typ: 'JWT' }).sign(key);
 }
-const legacy = (expire: number | string, secret = keys.secret_key) => crypto.createHmac('sha256', secret).update(String(expire)).digest('hex');
+const legacy = (expire: number | string, secret = srv.keys.secret_key) => crypto.createHmac('sha256', secret).update(String(expire)).digest('hex');
 
 interface Call {
   auth?: string;
@@ -38,14 +32,14 @@ interface Call {
 async function base(c: Call = {}): Promise<Res> {
   const form = new FormData();
   for (let i = 0; i < (c.files ?? 1); i++) form.append(`file${i}`, new Blob([`data ${i}`]), `f${i}.txt`);
-  form.append('UPLOADCARE_PUB_KEY', c.pub ?? keys.public_key);
+  form.append('UPLOADCARE_PUB_KEY', c.pub ?? srv.keys.public_key);
   for (const [k, v] of Object.entries(c.fields ?? {})) form.append(k, v);
-  return toRes(await fetch(`${server.upload}/base/${c.query ?? ''}`, { method: 'POST', body: form, headers: c.auth ? { authorization: c.auth } : {} }));
+  return request(`${srv.upload}/base/${c.query ?? ''}`, { method: 'POST', body: form, headers: c.auth ? { authorization: c.auth } : {} });
 }
 const startMultipart = (c: Call = {}) =>
-  postQuery(`${server.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: keys.public_key, filename: 'x.bin', size: String(MIN), content_type: 'application/octet-stream', ...(c.fields ?? {}) }, c.auth ? { authorization: c.auth } : {});
+  postQuery(`${srv.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, filename: 'x.bin', size: String(MIN), content_type: 'application/octet-stream', ...(c.fields ?? {}) }, c.auth ? { authorization: c.auth } : {});
 const fromUrl = (c: Call = {}) =>
-  postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: 'http://127.0.0.1:9/file.bin', ...(c.fields ?? {}) }, c.auth ? { authorization: c.auth } : {});
+  postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: 'http://127.0.0.1:9/file.bin', ...(c.fields ?? {}) }, c.auth ? { authorization: c.auth } : {});
 
 const bearer = async (claims: Record<string, unknown>) => `Bearer ${await token(claims)}`;
 const valid = (extra: Record<string, unknown> = {}) => bearer({ iat: now(), exp: now() + 600, ...extra });
@@ -82,7 +76,7 @@ describe('credentials are required when signed uploads are on', () => {
       expectError(await fromUrl({ fields: forged }), 403, 'SignatureInvalidError', 'Invalid signature.');
     }
     // An unknown public key is refused before anything else is looked at.
-    const stranger = await postQuery(`${server.upload}/from_url/`, { pub_key: 'no-such-key', source_url: 'http://no-such-host.invalid/x' });
+    const stranger = await postQuery(`${srv.upload}/from_url/`, { pub_key: 'no-such-key', source_url: 'http://no-such-host.invalid/x' });
     expectError(stranger, 403, 'ProjectPublicKeyInvalidError', 'pub_key is invalid.');
     // With valid credentials the same URLs get their own errors.
     expectError(await fromUrl({ auth: await valid(), fields: { source_url: 'http://no-such-host.invalid/x' } }), 400, 'HostnameNotFoundError', 'Host does not exist.');
@@ -95,7 +89,7 @@ describe('legacy signature + expire', () => {
     const exp = now() + 600;
     expect((await base({ fields: { signature: legacy(exp), expire: String(exp) } })).status).toBe(200);
     expect((await base({ query: `?signature=${legacy(exp)}&expire=${exp}` })).status).toBe(200);
-    const added = JSON.parse(server.cli(['key', 'add', '--pub-key', keys.public_key, '--json'])) as { secret_key: string };
+    const added = JSON.parse(srv.server.cli(['key', 'add', '--pub-key', srv.keys.public_key, '--json'])) as { secret_key: string };
     expect((await base({ fields: { signature: legacy(exp, added.secret_key), expire: String(exp) } })).status).toBe(200);
     // It allows every endpoint.
     expect((await startMultipart({ fields: { signature: legacy(exp), expire: String(exp) } })).status).toBe(200);
@@ -132,8 +126,8 @@ describe('JWT tokens: claim rules', () => {
     ['a non-Bearer header', async () => 'Basic abc', 401, 'AccessTokenInvalidError', /^Invalid access token: .*Bearer/],
     ['an unreadable token', async () => 'Bearer not.a.jwt!', 401, 'AccessTokenInvalidError', /not a readable JWT/],
     ['a token signed with no project key', async () => `Bearer ${await token({ iat: now(), exp: now() + 60 }, 'other-secret')}`, 401, 'AccessTokenInvalidError', /matches no secret key/],
-    ['the hex text of the digest as key', async () => `Bearer ${await new SignJWT({ iat: now(), exp: now() + 60 }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(crypto.createHash('sha256').update(keys.secret_key).digest('hex')))}`, 401, 'AccessTokenInvalidError', /matches no secret key/],
-    ['another algorithm', async () => `Bearer ${await token({ iat: now(), exp: now() + 60 }, keys.secret_key, 'HS512')}`, 401, 'AccessTokenInvalidError', /HS256/],
+    ['the hex text of the digest as key', async () => `Bearer ${await new SignJWT({ iat: now(), exp: now() + 60 }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(crypto.createHash('sha256').update(srv.keys.secret_key).digest('hex')))}`, 401, 'AccessTokenInvalidError', /matches no secret key/],
+    ['another algorithm', async () => `Bearer ${await token({ iat: now(), exp: now() + 60 }, srv.keys.secret_key, 'HS512')}`, 401, 'AccessTokenInvalidError', /HS256/],
     ['no iat', () => bearer({ exp: now() + 60 }), 401, 'AccessTokenInvalidError', /"iat"/],
     ['iat in the future', () => bearer({ iat: now() + 120, exp: now() + 600 }), 401, 'AccessTokenInvalidError', /"iat" is in the future/],
     ['no exp', () => bearer({ iat: now() }), 401, 'AccessTokenInvalidError', /"exp"/],
@@ -170,7 +164,7 @@ describe('scope per endpoint', () => {
     expect((await fromUrl({ auth: urls })).status).toBe(200);
     const all = await only(['/*']);
     for (const r of [await base({ auth: all }), await startMultipart({ auth: all }), await fromUrl({ auth: all })]) expect(r.status).toBe(200);
-    const j = await postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: 'http://127.0.0.1:9/x', jsonerrors: '1' }, { authorization: baseOnly });
+    const j = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: 'http://127.0.0.1:9/x', jsonerrors: '1' }, { authorization: baseOnly });
     expect(j.json.error).toMatchObject({ status_code: 403, error_code: 'ScopeForbiddenError' });
   });
 });
@@ -214,7 +208,7 @@ describe('operations', () => {
     const s = await startMultipart({ auth: await valid() });
     const parts = s.json.parts as string[];
     for (const [i, u] of parts.entries()) expect((await fetch(u, { method: 'PUT', body: Buffer.alloc(i === 0 ? 5_242_880 : MIN - 5_242_880, i) })).status).toBe(200);
-    const done = await postQuery(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid: s.json.uuid });
+    const done = await postQuery(`${srv.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, uuid: s.json.uuid });
     expect(done.status).toBe(200);
     expect(done.json.size).toBe(MIN);
   });
@@ -222,15 +216,15 @@ describe('operations', () => {
 
 describe('admin commands', () => {
   it('project create --signed-uploads and project set --signed-uploads on|off', async () => {
-    const p = await server.createProject(['--signed-uploads']);
-    const listed = JSON.parse(server.cli(['project', 'list', '--json'])) as Array<{ public_key: string; signed_uploads: boolean }>;
+    const p = await srv.server.createProject(['--signed-uploads']);
+    const listed = JSON.parse(srv.server.cli(['project', 'list', '--json'])) as Array<{ public_key: string; signed_uploads: boolean }>;
     expect(listed.find((x) => x.public_key === p.public_key)?.signed_uploads).toBe(true);
     expect((await base({ pub: p.public_key })).status).toBe(400);
-    expect(server.cli(['project', 'set', '--pub-key', p.public_key, '--signed-uploads', 'off'])).toContain('signed uploads off');
+    expect(srv.server.cli(['project', 'set', '--pub-key', p.public_key, '--signed-uploads', 'off'])).toContain('signed uploads off');
     await until(async () => ((await base({ pub: p.public_key })).status === 200 ? true : undefined), 10_000);
-    expect(server.cli(['project', 'set', '--pub-key', p.public_key, '--signed-uploads', 'on'])).toContain('signed uploads on');
+    expect(srv.server.cli(['project', 'set', '--pub-key', p.public_key, '--signed-uploads', 'on'])).toContain('signed uploads on');
     await until(async () => ((await base({ pub: p.public_key })).status === 400 ? true : undefined), 10_000);
-    const plain = await server.createProject();
+    const plain = await srv.server.createProject();
     expect((await base({ pub: plain.public_key })).status).toBe(200);
   });
 });

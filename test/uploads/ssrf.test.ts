@@ -4,21 +4,17 @@
  * synchronously with the wire error.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { postQuery } from './helpers.js';
 import { startOrigin, type Origin } from './origin.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
 let origin: Origin;
 
 beforeAll(async () => {
   origin = await startOrigin(Buffer.from('secret internal data'));
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '' } });
-  keys = await server.createProject();
 });
+const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '' } });
 afterAll(async () => {
-  await server?.stop();
   origin?.close();
 });
 
@@ -44,14 +40,14 @@ const REFUSED: Array<[string, string]> = [
 
 describe('SSRF guard on /from_url/ (no allowlist)', () => {
   it.each(REFUSED)('refuses %s', async (_name, url) => {
-    const r = await postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: url });
+    const r = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: url });
     expect([r.status, r.text]).toEqual([400, 'Only public IPs are allowed.']);
-    const j = await postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: url, jsonerrors: '1' });
+    const j = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: url, jsonerrors: '1' });
     expect(j.json).toEqual({ error: { status_code: 400, content: 'Only public IPs are allowed.', error_code: 'URLHostPrivateIPForbiddenError' } });
   });
 
   it('never contacts the loopback origin that other suites allowlist', async () => {
-    const r = await postQuery(`${server.upload}/from_url/`, { pub_key: keys.public_key, source_url: `${origin.url}/plain/data.bin` });
+    const r = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: `${origin.url}/plain/data.bin` });
     expect(r.status).toBe(400);
     expect(origin.hits.size).toBe(0);
   });

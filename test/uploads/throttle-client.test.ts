@@ -5,33 +5,26 @@
  * loopback (STOWAGE_TRUSTED_PROXIES), which is how the client address is taken behind one.
  */
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
 import { get } from './helpers.js';
 
-let server: TestServer;
-let keys: ProjectKeys;
-
-beforeAll(async () => {
-  server = await startServer({
-    env: {
-      STOWAGE_TRUSTED_PROXIES: '127.0.0.1',
-      // Buckets that do not refill during the test: counts are exact.
-      STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0.001',
-      STOWAGE_RATE_UPLOAD_IP_BURST: '5',
-      STOWAGE_RATE_UPLOAD_PER_SEC: '0.001',
-      STOWAGE_RATE_UPLOAD_BURST: '8',
-    },
-  });
-  keys = await server.createProject();
+const srv = useServer({
+  env: {
+    STOWAGE_TRUSTED_PROXIES: '127.0.0.1',
+    // Buckets that do not refill during the test: counts are exact.
+    STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0.001',
+    STOWAGE_RATE_UPLOAD_IP_BURST: '5',
+    STOWAGE_RATE_UPLOAD_PER_SEC: '0.001',
+    STOWAGE_RATE_UPLOAD_BURST: '8',
+  },
 });
-afterAll(async () => server?.stop());
 
 /** Statuses of /info/ calls from `client`, one public key per call. */
 async function statuses(client: string, pubKeys: string[], xff = client): Promise<number[]> {
   const out: number[] = [];
   for (const pub of pubKeys) {
-    const r = await get(`${server.upload}/info/?pub_key=${pub}&file_id=${crypto.randomUUID()}`, { 'x-forwarded-for': xff });
+    const r = await get(`${srv.upload}/info/?pub_key=${pub}&file_id=${crypto.randomUUID()}`, { 'x-forwarded-for': xff });
     out.push(r.status);
   }
   return out;
@@ -47,7 +40,7 @@ describe('Upload API throttling by client address', () => {
   });
 
   it('one client with a known public key cannot drain the project for another client', async () => {
-    const key = Array.from({ length: 7 }, () => keys.public_key);
+    const key = Array.from({ length: 7 }, () => srv.keys.public_key);
     // 5 from the first client's own bucket, then 429 while the project still has 3 left...
     expect(await statuses('198.51.100.3', key)).toEqual([404, 404, 404, 404, 404, 429, 429]);
     // ...which another client gets; then the project's bucket is empty for everyone.
@@ -62,10 +55,10 @@ describe('Upload API throttling by client address', () => {
   });
 
   it('the 429 carries Retry-After in both error forms', async () => {
-    const plain = await get(`${server.upload}/info/?pub_key=nope&file_id=x`, { 'x-forwarded-for': '198.51.100.1' });
+    const plain = await get(`${srv.upload}/info/?pub_key=nope&file_id=x`, { 'x-forwarded-for': '198.51.100.1' });
     expect([plain.status, plain.text]).toEqual([429, 'Request was throttled.']);
     expect(Number(plain.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    const json = await get(`${server.upload}/info/?pub_key=nope&file_id=x&jsonerrors=1`, { 'x-forwarded-for': '198.51.100.1' });
+    const json = await get(`${srv.upload}/info/?pub_key=nope&file_id=x&jsonerrors=1`, { 'x-forwarded-for': '198.51.100.1' });
     expect(json.json).toEqual({ error: { status_code: 429, content: 'Request was throttled.', error_code: 'RequestThrottledError' } });
   });
 });

@@ -4,24 +4,24 @@
  */
 import { listOfFiles, UploadcareAuthSchema } from '@uploadcare/rest-client';
 import { uploadFile } from '@uploadcare/upload-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ProjectKeys } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { restClient } from '../helpers/rest.js';
-import { get, until, type Res } from './helpers.js';
+import type { Res } from '../helpers/http.js';
+import { get, until } from './helpers.js';
 import { startProxy } from './proxy.js';
 
-let server: TestServer;
+const srv = useServer({
+  env: { STOWAGE_RATE_REST_PER_SEC: '1', STOWAGE_RATE_REST_BURST: '3', STOWAGE_RATE_UPLOAD_PER_SEC: '1', STOWAGE_RATE_UPLOAD_BURST: '3' },
+});
 let a: ProjectKeys;
 let b: ProjectKeys;
 
 beforeAll(async () => {
-  server = await startServer({
-    env: { STOWAGE_RATE_REST_PER_SEC: '1', STOWAGE_RATE_REST_BURST: '3', STOWAGE_RATE_UPLOAD_PER_SEC: '1', STOWAGE_RATE_UPLOAD_BURST: '3' },
-  });
-  a = await server.createProject();
-  b = await server.createProject();
+  a = await srv.server.createProject();
+  b = await srv.server.createProject();
 });
-afterAll(async () => server?.stop());
 
 /** Calls until one is throttled; returns it (a burst of 3 means the 4th at the latest, give or take a refill). */
 async function drain(call: () => Promise<Res>): Promise<Res> {
@@ -34,22 +34,22 @@ async function drain(call: () => Promise<Res>): Promise<Res> {
 
 describe('REST', () => {
   it('answers 429 with Retry-After and the detail text, per project', async () => {
-    const callA = restClient(server.rest, a);
+    const callA = restClient(srv.rest, a);
     const r = await drain(() => callA('GET', '/project/'));
     expect(r.status).toBe(429);
     const after = Number(r.headers.get('retry-after'));
     expect(Number.isInteger(after) && after >= 1).toBe(true);
     expect(r.json).toEqual({ detail: `Request was throttled. Expected available in ${after} seconds.` });
     // Another project has its own bucket.
-    expect((await restClient(server.rest, b)('GET', '/project/')).status).toBe(200);
+    expect((await restClient(srv.rest, b)('GET', '/project/')).status).toBe(200);
     // And the bucket refills.
     await until(async () => ((await callA('GET', '/project/')).status === 200 ? true : undefined), 10_000, 500);
   });
 
   it('lets @uploadcare/rest-client retry through a 429', async () => {
-    const callB = restClient(server.rest, b);
+    const callB = restClient(srv.rest, b);
     await drain(() => callB('GET', '/project/'));
-    const settings = { authSchema: new UploadcareAuthSchema({ publicKey: b.public_key, secretKey: b.secret_key }), apiBaseURL: server.rest, retryThrottledRequestMaxTimes: 5 };
+    const settings = { authSchema: new UploadcareAuthSchema({ publicKey: b.public_key, secretKey: b.secret_key }), apiBaseURL: srv.rest, retryThrottledRequestMaxTimes: 5 };
     const list = await listOfFiles({}, settings);
     expect(list.results).toEqual([]);
     await until(async () => ((await callB('GET', '/project/')).status === 200 ? true : undefined), 10_000, 500);
@@ -57,7 +57,7 @@ describe('REST', () => {
 });
 
 describe('Upload API', () => {
-  const info = (keys: ProjectKeys, q = '') => get(`${server.upload}/info/?pub_key=${keys.public_key}&file_id=${crypto.randomUUID()}${q}`, { origin: 'https://app.example' });
+  const info = (keys: ProjectKeys, q = '') => get(`${srv.upload}/info/?pub_key=${keys.public_key}&file_id=${crypto.randomUUID()}${q}`, { origin: 'https://app.example' });
 
   it('answers RequestThrottledError with Retry-After, plain and jsonerrors, exposed to browsers', async () => {
     const plain = await drain(() => info(a));
@@ -74,12 +74,12 @@ describe('Upload API', () => {
 
   it('lets @uploadcare/upload-client retry through a throttled upload', async () => {
     const proxy = await startProxy();
-    proxy.setTarget(server.upload);
+    proxy.setTarget(srv.upload);
     await drain(() => info(b));
     const file = await uploadFile(Buffer.from('throttled but patient'), {
       publicKey: b.public_key,
       baseURL: proxy.url,
-      baseCDN: server.cdn,
+      baseCDN: srv.cdn,
       fileName: 'patient.txt',
       retryThrottledRequestMaxTimes: 10,
     });

@@ -21,6 +21,7 @@ afterEach(async () => {
 });
 
 async function setup(receiverUrl: string) {
+  // useServer() does not fit: the server is killed (SIGKILL) and restarted on its data dir.
   const server = await startServer({ env: ENV });
   cleanup.push(() => server.stop());
   const keys = await server.createProject();

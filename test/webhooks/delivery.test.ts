@@ -3,7 +3,7 @@
  * window, timeouts, and targets refused by the SSRF guard never being contacted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { restClient, uploadBase } from '../helpers/rest.js';
 import { eventually, sleep, startReceiver, validSignature, type Receiver } from './receiver.js';
 
@@ -25,33 +25,24 @@ async function deliveries(call: ReturnType<typeof restClient>, id: number): Prom
 }
 
 describe('retries (server allowed to reach loopback)', () => {
-  let server: TestServer;
-  let call: ReturnType<typeof restClient>;
-  let pub: string;
+  const srv = useServer({
+    env: {
+      STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8',
+      STOWAGE_WEBHOOK_RETRY_BASE_MS: '100',
+      STOWAGE_WEBHOOK_RETRY_MAX_MS: '400',
+      STOWAGE_WEBHOOK_RETRY_FOR_MS: '4000',
+      STOWAGE_WEBHOOK_TIMEOUT_MS: '1500',
+    },
+  });
   const receivers: Receiver[] = [];
 
-  beforeAll(async () => {
-    server = await startServer({
-      env: {
-        STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8',
-        STOWAGE_WEBHOOK_RETRY_BASE_MS: '100',
-        STOWAGE_WEBHOOK_RETRY_MAX_MS: '400',
-        STOWAGE_WEBHOOK_RETRY_FOR_MS: '4000',
-        STOWAGE_WEBHOOK_TIMEOUT_MS: '1500',
-      },
-    });
-    const keys = await server.createProject();
-    pub = keys.public_key;
-    call = restClient(server.rest, keys);
-  });
   afterAll(async () => {
-    await server?.stop();
     await Promise.all(receivers.map((r) => r.close()));
   });
 
   async function subscribe(receiver: Receiver, secret?: string): Promise<number> {
     receivers.push(receiver);
-    const r = await call('POST', '/webhooks/', form({ target_url: receiver.url, event: 'file.uploaded', ...(secret ? { signing_secret: secret } : {}) }));
+    const r = await srv.call('POST', '/webhooks/', form({ target_url: receiver.url, event: 'file.uploaded', ...(secret ? { signing_secret: secret } : {}) }));
     expect(r.status).toBe(201);
     return r.json.id;
   }
@@ -59,14 +50,14 @@ describe('retries (server allowed to reach loopback)', () => {
   it('a receiver failing three times then recovering gets the event; four attempts are recorded', async () => {
     const receiver = await startReceiver((n) => (n < 3 ? { status: 500 + n, body: `boom-${n}-` + 'x'.repeat(3000) } : { status: 204 }));
     const id = await subscribe(receiver, 'retry-secret');
-    const up = await uploadBase(server.upload, pub, [{ name: 'a.txt', data: 'a' }], { UPLOADCARE_STORE: '0' });
+    const up = await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'a.txt', data: 'a' }], { UPLOADCARE_STORE: '0' });
     const hits = await receiver.waitFor(4);
     // Same bytes every time (built once at event time), each correctly signed.
     expect(new Set(hits.map((h) => h.body)).size).toBe(1);
     for (const h of hits) expect(validSignature('retry-secret', h.body, h.headers['x-uc-signature'])).toBe(true);
     expect(hits[0]!.json.data.uuid).toBe(up.json.file);
     const recs = await eventually(async () => {
-      const all = await deliveries(call, id);
+      const all = await deliveries(srv.call, id);
       return all.length >= 4 && all;
     }, 10_000, 'four delivery records');
     expect(recs.map((r) => r.attempt)).toEqual([1, 2, 3, 4]);
@@ -84,12 +75,12 @@ describe('retries (server allowed to reach loopback)', () => {
   it('gives up after the retry window; a hanging receiver is recorded as a timeout', async () => {
     const receiver = await startReceiver((n) => (n === 0 ? 'hang' : { status: 503, body: 'down' }));
     const id = await subscribe(receiver);
-    await uploadBase(server.upload, pub, [{ name: 'b.txt', data: 'b' }], { UPLOADCARE_STORE: '0' });
+    await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'b.txt', data: 'b' }], { UPLOADCARE_STORE: '0' });
     // The window is 4 s after the event; wait until the records stop growing past it.
     await sleep(5500);
-    const settled = await deliveries(call, id);
+    const settled = await deliveries(srv.call, id);
     await sleep(1500);
-    const later = await deliveries(call, id);
+    const later = await deliveries(srv.call, id);
     expect(later.length).toBe(settled.length);
     expect(settled.length).toBeGreaterThanOrEqual(3);
     expect(settled.every((r) => !r.success)).toBe(true);
@@ -104,21 +95,19 @@ describe('retries (server allowed to reach loopback)', () => {
 });
 
 describe('SSRF guard (server without an allowlist)', () => {
-  let server: TestServer;
   let receiver: Receiver;
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '' } });
   });
   afterAll(async () => {
-    await server?.stop();
     await receiver?.close();
   });
+  const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '' } });
 
   it('never contacts a loopback, private or localhost target; records one refused attempt each', async () => {
-    const keys = await server.createProject();
-    const call = restClient(server.rest, keys);
+    const keys = await srv.server.createProject();
+    const call = restClient(srv.rest, keys);
     const targets = [receiver.url, `http://localhost:${receiver.port}/hook`, 'http://10.1.2.3/hook', 'http://[::1]:9/hook', 'http://169.254.169.254/latest/meta-data/'];
     const ids: number[] = [];
     for (const target_url of targets) {
@@ -126,7 +115,7 @@ describe('SSRF guard (server without an allowlist)', () => {
       expect(r.status).toBe(201);
       ids.push(r.json.id);
     }
-    await uploadBase(server.upload, keys.public_key, [{ name: 'c.txt', data: 'c' }], { UPLOADCARE_STORE: '0' });
+    await uploadBase(srv.upload, keys.public_key, [{ name: 'c.txt', data: 'c' }], { UPLOADCARE_STORE: '0' });
     for (const id of ids) {
       const recs = await eventually(async () => {
         const all = await deliveries(call, id);

@@ -3,16 +3,13 @@
  * wire-reference §4 payload; inactive subscriptions and other projects get nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { restClient, uploadBase } from '../helpers/rest.js';
 import { sleep, startReceiver, validSignature, type Received, type Receiver } from './receiver.js';
 
 const SECRET = 'Sh4red-s3cret';
 const EVENTS = ['file.uploaded', 'file.stored', 'file.deleted', 'file.info_updated'] as const;
 
-let server: TestServer;
-let keys: ProjectKeys;
-let call: ReturnType<typeof restClient>;
 let hooks: Receiver;
 let inactive: Receiver;
 let foreign: Receiver;
@@ -21,7 +18,7 @@ const subIds: Record<string, number> = {};
 const form = (fields: Record<string, string>) => ({ body: new URLSearchParams(fields).toString(), contentType: 'application/x-www-form-urlencoded' });
 
 async function upload(store: '0' | '1', name = 'note.txt'): Promise<string> {
-  const r = await uploadBase(server.upload, keys.public_key, [{ name, data: `hello ${Math.random()}` }], { UPLOADCARE_STORE: store });
+  const r = await uploadBase(srv.upload, srv.keys.public_key, [{ name, data: `hello ${Math.random()}` }], { UPLOADCARE_STORE: store });
   expect(r.status).toBe(200);
   return r.json.file as string;
 }
@@ -35,22 +32,21 @@ async function one(event: string, uuid: string): Promise<Received> {
 
 beforeAll(async () => {
   [hooks, inactive, foreign] = await Promise.all([startReceiver(), startReceiver(), startReceiver()]);
-  server = await startServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
-  keys = await server.createProject();
-  call = restClient(server.rest, keys);
+});
+const srv = useServer({ env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
+beforeAll(async () => {
   for (const event of EVENTS) {
-    const r = await call('POST', '/webhooks/', form({ target_url: hooks.url, event, signing_secret: SECRET }));
+    const r = await srv.call('POST', '/webhooks/', form({ target_url: hooks.url, event, signing_secret: SECRET }));
     expect(r.status).toBe(201);
     subIds[event] = r.json.id;
-    const off = await call('POST', '/webhooks/', form({ target_url: inactive.url, event, is_active: 'false' }));
+    const off = await srv.call('POST', '/webhooks/', form({ target_url: inactive.url, event, is_active: 'false' }));
     expect(off.status).toBe(201);
   }
   // A second project subscribed to everything: it must hear nothing about this project's files.
-  const otherCall = restClient(server.rest, await server.createProject());
+  const otherCall = restClient(srv.rest, await srv.server.createProject());
   for (const event of EVENTS) await otherCall('POST', '/webhooks/', form({ target_url: foreign.url, event }));
 });
 afterAll(async () => {
-  await server?.stop();
   await Promise.all([hooks?.close(), inactive?.close(), foreign?.close()]);
 });
 
@@ -66,11 +62,11 @@ describe('payload and signature', () => {
     expect(Object.keys(p)).toEqual(['initiator', 'hook', 'data', 'file']);
     expect(p.initiator).toMatchObject({ type: 'api', detail: { addon_name: null, source_file_uuid: null } });
     expect(Object.keys(p.hook)).toEqual(['id', 'project_id', 'project_pub_key', 'target', 'event', 'is_active', 'version', 'created_at', 'updated_at']);
-    expect(p.hook).toMatchObject({ id: subIds['file.uploaded'], project_pub_key: keys.public_key, target: hooks.url, event: 'file.uploaded', is_active: true, version: '0.7' });
+    expect(p.hook).toMatchObject({ id: subIds['file.uploaded'], project_pub_key: srv.keys.public_key, target: hooks.url, event: 'file.uploaded', is_active: true, version: '0.7' });
     expect(JSON.stringify(p)).not.toContain(SECRET);
-    expect(p.file).toBe(`${server.cdn}/${uuid}/Report2024.txt`);
+    expect(p.file).toBe(`${srv.cdn}/${uuid}/Report2024.txt`);
     // data: the REST file object (with appdata) plus the upload-info fields
-    const rest = (await call('GET', `/files/${uuid}/?include=appdata`)).json;
+    const rest = (await srv.call('GET', `/files/${uuid}/?include=appdata`)).json;
     for (const [k, v] of Object.entries(rest)) expect(p.data[k], k).toEqual(v);
     expect(p.data).toMatchObject({ file_id: uuid, filename: 'Report2024.txt', is_stored: false, total: rest.size, done: rest.size, image_info: null });
   });
@@ -80,13 +76,13 @@ describe('payload and signature', () => {
     await one('file.uploaded', uuid);
     let rec: Record<string, unknown> | undefined;
     for (let i = 0; i < 50 && !rec; i++) {
-      const res = await call('GET', `/webhooks/${subIds['file.uploaded']}/deliveries/?limit=5`);
+      const res = await srv.call('GET', `/webhooks/${subIds['file.uploaded']}/deliveries/?limit=5`);
       expect(res.status).toBe(200);
       rec = res.json.results.find((r: { success: boolean }) => r.success);
       if (!rec) await sleep(100);
     }
     expect(rec).toMatchObject({ webhook: subIds['file.uploaded'], event: 'file.uploaded', attempt: 1, status: 200, success: true, error: null, response_excerpt: 'ok', target_url: hooks.url });
-    expect((await call('GET', '/webhooks/999999/deliveries/')).status).toBe(404);
+    expect((await srv.call('GET', '/webhooks/999999/deliveries/')).status).toBe(404);
   });
 });
 
@@ -102,7 +98,7 @@ describe('each path that emits an event', () => {
   it('REST store emits file.stored', async () => {
     const uuid = await upload('0');
     await one('file.uploaded', uuid);
-    expect((await call('PUT', `/files/${uuid}/storage/`)).status).toBe(200);
+    expect((await srv.call('PUT', `/files/${uuid}/storage/`)).status).toBe(200);
     const hit = await one('file.stored', uuid);
     expect(hit.json.initiator.type).toBe('api');
   });
@@ -110,7 +106,7 @@ describe('each path that emits an event', () => {
   it('batch store emits file.stored for each file', async () => {
     const a = await upload('0');
     const b = await upload('0');
-    const r = await call('PUT', '/files/storage/', { body: JSON.stringify([a, b]) });
+    const r = await srv.call('PUT', '/files/storage/', { body: JSON.stringify([a, b]) });
     expect(r.status).toBe(200);
     await one('file.stored', a);
     await one('file.stored', b);
@@ -118,7 +114,7 @@ describe('each path that emits an event', () => {
 
   it('REST delete emits file.deleted', async () => {
     const uuid = await upload('1');
-    expect((await call('DELETE', `/files/${uuid}/storage/`)).status).toBe(200);
+    expect((await srv.call('DELETE', `/files/${uuid}/storage/`)).status).toBe(200);
     const hit = await one('file.deleted', uuid);
     expect(hit.json.data.datetime_removed).not.toBeNull();
   });
@@ -126,7 +122,7 @@ describe('each path that emits an event', () => {
   it('batch delete emits file.deleted for each file', async () => {
     const a = await upload('0');
     const b = await upload('1');
-    const r = await call('DELETE', '/files/storage/', { body: JSON.stringify([a, b]) });
+    const r = await srv.call('DELETE', '/files/storage/', { body: JSON.stringify([a, b]) });
     expect(r.status).toBe(200);
     await one('file.deleted', a);
     await one('file.deleted', b);
@@ -134,16 +130,16 @@ describe('each path that emits an event', () => {
 
   it('metadata PUT (add, change) and DELETE emit file.info_updated with previous_values', async () => {
     const uuid = await upload('1');
-    expect((await call('PUT', `/files/${uuid}/metadata/colour/`, { body: JSON.stringify('red') })).status).toBe(201);
+    expect((await srv.call('PUT', `/files/${uuid}/metadata/colour/`, { body: JSON.stringify('red') })).status).toBe(201);
     const added = await one('file.info_updated', uuid);
     expect(added.json.previous_values).toEqual({ metadata: { colour: null } });
     expect(added.json.data.metadata).toEqual({ colour: 'red' });
 
-    expect((await call('PUT', `/files/${uuid}/metadata/colour/`, { body: JSON.stringify('blue') })).status).toBe(200);
+    expect((await srv.call('PUT', `/files/${uuid}/metadata/colour/`, { body: JSON.stringify('blue') })).status).toBe(200);
     const changed = (await hooks.waitFor(2, 20_000, about('file.info_updated', uuid)))[1]!;
     expect(changed.json.previous_values).toEqual({ metadata: { colour: 'red' } });
 
-    expect((await call('DELETE', `/files/${uuid}/metadata/colour/`)).status).toBe(204);
+    expect((await srv.call('DELETE', `/files/${uuid}/metadata/colour/`)).status).toBe(204);
     const removed = (await hooks.waitFor(3, 20_000, about('file.info_updated', uuid)))[2]!;
     expect(removed.json.previous_values).toEqual({ metadata: { colour: 'blue' } });
     for (const hit of [added, changed, removed]) expect(validSignature(SECRET, hit.body, hit.headers['x-uc-signature'])).toBe(true);
@@ -167,11 +163,11 @@ describe('who receives', () => {
 
   it('a subscription paused after the event gets nothing; re-activated it hears new events', async () => {
     const hookId = subIds['file.uploaded'];
-    expect((await call('PUT', `/webhooks/${hookId}/`, { body: JSON.stringify({ is_active: false }) })).json.is_active).toBe(false);
+    expect((await srv.call('PUT', `/webhooks/${hookId}/`, { body: JSON.stringify({ is_active: false }) })).json.is_active).toBe(false);
     const quiet = await upload('0');
     await sleep(1500);
     expect(hooks.received.filter(about('file.uploaded', quiet))).toEqual([]);
-    expect((await call('PUT', `/webhooks/${hookId}/`, { body: JSON.stringify({ is_active: true }) })).json.is_active).toBe(true);
+    expect((await srv.call('PUT', `/webhooks/${hookId}/`, { body: JSON.stringify({ is_active: true }) })).json.is_active).toBe(true);
     const loud = await upload('0');
     await one('file.uploaded', loud);
   });

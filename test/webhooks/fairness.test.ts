@@ -5,7 +5,7 @@
  * log saying why) and closes again when the target answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { restClient, uploadBase } from '../helpers/rest.js';
 import { eventually, sleep, startReceiver, type Receiver } from './receiver.js';
 
@@ -18,36 +18,34 @@ interface DeliveryRec {
   error: string | null;
 }
 
-let server: TestServer;
+const srv = useServer({
+  env: {
+    STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8',
+    STOWAGE_WEBHOOK_TIMEOUT_MS: '2000',
+    STOWAGE_WEBHOOK_RETRY_BASE_MS: '300',
+    STOWAGE_WEBHOOK_RETRY_MAX_MS: '1000',
+    STOWAGE_WEBHOOK_RETRY_FOR_MS: '300000',
+    STOWAGE_WEBHOOK_BREAKER_FAILURES: '3',
+    STOWAGE_WEBHOOK_BREAKER_COOLDOWN_MS: '1500',
+  },
+});
 let hanging: Receiver;
 let healthy: Receiver;
 let hang = true;
 const projects: Array<{ pub: string; call: ReturnType<typeof restClient>; hook: number }> = [];
 
 beforeAll(async () => {
-  server = await startServer({
-    env: {
-      STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8',
-      STOWAGE_WEBHOOK_TIMEOUT_MS: '2000',
-      STOWAGE_WEBHOOK_RETRY_BASE_MS: '300',
-      STOWAGE_WEBHOOK_RETRY_MAX_MS: '1000',
-      STOWAGE_WEBHOOK_RETRY_FOR_MS: '300000',
-      STOWAGE_WEBHOOK_BREAKER_FAILURES: '3',
-      STOWAGE_WEBHOOK_BREAKER_COOLDOWN_MS: '1500',
-    },
-  });
   hanging = await startReceiver(() => (hang ? 'hang' : { status: 200, body: 'back' }));
   healthy = await startReceiver();
   for (const receiver of [hanging, healthy]) {
-    const keys = await server.createProject();
-    const call = restClient(server.rest, keys);
+    const keys = await srv.server.createProject();
+    const call = restClient(srv.rest, keys);
     const r = await call('POST', '/webhooks/', form({ target_url: receiver.url, event: 'file.uploaded' }));
     expect(r.status).toBe(201);
     projects.push({ pub: keys.public_key, call, hook: r.json.id });
   }
 });
 afterAll(async () => {
-  await server?.stop();
   await Promise.all([hanging?.close(), healthy?.close()]);
 });
 
@@ -69,13 +67,13 @@ describe('one project with a hanging receiver and 50 events', () => {
   it("holds at most its project's share of slots; another project's events arrive within 2 s", async () => {
     const [a] = projects;
     const files = Array.from({ length: 50 }, (_, i) => ({ field: `f${i}`, name: `a${i}.txt`, data: `a${i}` }));
-    const up = await uploadBase(server.upload, a!.pub, files, { UPLOADCARE_STORE: '0' });
+    const up = await uploadBase(srv.upload, a!.pub, files, { UPLOADCARE_STORE: '0' });
     expect(up.status).toBe(200);
     for (const uuid of Object.values(up.json as Record<string, string>)) uuidsA.add(uuid);
     await hanging.waitFor(PER_PROJECT, 5000);
 
     for (let i = 0; i < 3; i++) {
-      const up = await uploadBase(server.upload, projects[1]!.pub, [{ name: `b${i}.txt`, data: `b${i}` }], { UPLOADCARE_STORE: '0' });
+      const up = await uploadBase(srv.upload, projects[1]!.pub, [{ name: `b${i}.txt`, data: `b${i}` }], { UPLOADCARE_STORE: '0' });
       const answered = Date.now();
       const [hit] = await healthy.waitFor(1, 2000, (r) => r.json?.data?.uuid === up.json.file);
       expect(hit).toBeDefined();

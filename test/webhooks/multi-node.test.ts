@@ -27,6 +27,7 @@ let receiver: Receiver;
 
 const pgOnly = usingPostgres();
 
+// useServer() does not fit: two nodes share one data dir and schema.
 beforeAll(async () => {
   if (!pgOnly) return;
   receiver = await startReceiver();

@@ -1,18 +1,16 @@
 /** The official JS REST client's webhook calls, unchanged, against a real server. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { UploadcareAuthSchema, WebhookEvent, createWebhook, deleteWebhook, listOfWebhooks, updateWebhook } from '@uploadcare/rest-client';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 
-let server: TestServer;
+const srv = useServer();
 let auth: UploadcareAuthSchema;
-const settings = () => ({ authSchema: auth, apiBaseURL: server.rest });
+const settings = () => ({ authSchema: auth, apiBaseURL: srv.rest });
 
 beforeAll(async () => {
-  server = await startServer();
-  const keys = await server.createProject();
+  const keys = await srv.server.createProject();
   auth = new UploadcareAuthSchema({ publicKey: keys.public_key, secretKey: keys.secret_key });
 });
-afterAll(async () => server?.stop());
 
 describe('@uploadcare/rest-client webhooks', () => {
   it('create, list, update, delete', async () => {

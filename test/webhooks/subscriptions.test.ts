@@ -1,9 +1,9 @@
 /** Subscription management over real HTTP: shapes, both body encodings, validation and 404s. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../helpers/use-server.js';
 import { restClient } from '../helpers/rest.js';
 
-let server: TestServer;
+const srv = useServer();
 let call: ReturnType<typeof restClient>;
 let other: ReturnType<typeof restClient>;
 
@@ -13,11 +13,9 @@ const KEYS = ['id', 'created', 'updated', 'event', 'target_url', 'project', 'is_
 const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 beforeAll(async () => {
-  server = await startServer();
-  call = restClient(server.rest, await server.createProject());
-  other = restClient(server.rest, await server.createProject());
+  call = restClient(srv.rest, await srv.server.createProject());
+  other = restClient(srv.rest, await srv.server.createProject());
 });
-afterAll(async () => server?.stop());
 
 describe('POST /webhooks/', () => {
   it('creates from a form body with the exact subscription shape', async () => {

@@ -11,7 +11,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startServer, testS3, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { ROOT, testS3 } from '../helpers/server.js';
+import { useServer, type ServedSuite } from '../helpers/use-server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const WIDGET = path.join(ROOT, 'node_modules', '@uploadcare', 'file-uploader', 'web');
@@ -50,8 +51,6 @@ function patterned(length: number): Buffer {
 
 interface Outcome { ok: boolean; uuid?: string; info?: { size: number; isImage: boolean; mimeType: string }; errors?: string[] }
 
-let server: TestServer;
-let keys: ProjectKeys;
 let pageServer: http.Server;
 let pageBase: string;
 let browser: Browser;
@@ -76,7 +75,7 @@ function servePage(): Promise<http.Server> {
 }
 
 /** Opens the page and records every response from Stowage (method, status, URL). */
-async function openWidget(): Promise<{ page: Page; seen: string[] }> {
+async function openWidget(srv: ServedSuite): Promise<{ page: Page; seen: string[] }> {
   const page = await browser.newPage();
   // The widget reports telemetry to the hosted service; nothing outside this machine is reachable.
   await page.route((url) => !url.hostname.startsWith('127.0.0.1'), (route) => route.abort());
@@ -85,7 +84,7 @@ async function openWidget(): Promise<{ page: Page; seen: string[] }> {
   page.on('response', (r) => {
     if (!r.url().startsWith(pageBase)) seen.push(`${r.request().method()} ${r.status()} ${r.url()}`);
   });
-  const q = new URLSearchParams({ pub: keys.public_key, upload: server.upload, cdn: server.cdn });
+  const q = new URLSearchParams({ pub: srv.keys.public_key, upload: srv.upload, cdn: srv.cdn });
   await page.goto(`${pageBase}/?${q}`);
   await page.waitForFunction(() => typeof (document.getElementById('ctx') as unknown as { getAPI?: unknown }).getAPI === 'function');
   return { page, seen };
@@ -125,12 +124,11 @@ async function allowBrowserParts(bucket: string, origin: string): Promise<void> 
 const md5 = (b: Buffer) => crypto.createHash('md5').update(b).digest('hex');
 
 describe.skipIf(!fs.existsSync(CHROMIUM))('upload widget (@uploadcare/file-uploader) in chromium', () => {
+  const srv = useServer();
   beforeAll(async () => {
-    server = await startServer();
-    keys = await server.createProject();
     pageServer = await servePage();
     pageBase = `http://127.0.0.1:${(pageServer.address() as { port: number }).port}`;
-    if (server.bucket) await allowBrowserParts(server.bucket, pageBase);
+    if (srv.server.bucket) await allowBrowserParts(srv.server.bucket, pageBase);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -139,34 +137,33 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('upload widget (@uploadcare/file-uploa
   afterAll(async () => {
     await browser?.close();
     pageServer?.close();
-    await server?.stop();
   });
 
   it('uploads a small file directly (/base/), and the CDN serves its bytes', async () => {
-    const { page, seen } = await openWidget();
+    const { page, seen } = await openWidget(srv);
     const outcome = await uploadThroughWidget(page, { kind: 'bytes', length: 20_000 });
     expect(outcome, JSON.stringify(outcome.errors)).toMatchObject({ ok: true, info: { size: 20_000, isImage: false } });
     expect(seen.some((s) => /^POST 200 .*\/base\//.test(s)), seen.join('\n')).toBe(true);
-    const body = Buffer.from(await (await fetch(`${server.cdn}/${outcome.uuid}/`)).arrayBuffer());
+    const body = Buffer.from(await (await fetch(`${srv.cdn}/${outcome.uuid}/`)).arrayBuffer());
     expect(md5(body)).toBe(md5(patterned(20_000)));
     await page.close();
   });
 
   it('uploads a 12 MB file in parts (/multipart/), byte for byte', async () => {
-    const { page, seen } = await openWidget();
+    const { page, seen } = await openWidget(srv);
     const length = 12 * 1000 * 1000;
     const outcome = await uploadThroughWidget(page, { kind: 'bytes', length });
     expect(outcome, JSON.stringify(outcome.errors)).toMatchObject({ ok: true, info: { size: length } });
     // Parts go to Stowage (/multipart/upload/…) or, with object storage, straight to the bucket.
     expect(seen.filter((s) => /^PUT 200 /.test(s)).length, seen.join('\n')).toBeGreaterThanOrEqual(2);
     expect(seen.some((s) => /^POST 200 .*\/multipart\/complete\//.test(s))).toBe(true);
-    const body = Buffer.from(await (await fetch(`${server.cdn}/${outcome.uuid}/`)).arrayBuffer());
+    const body = Buffer.from(await (await fetch(`${srv.cdn}/${outcome.uuid}/`)).arrayBuffer());
     expect(md5(body)).toBe(md5(patterned(length)));
     await page.close();
   }, 120_000);
 
   it('uploads an image and shows the thumbnail it asks the CDN for', async () => {
-    const { page, seen } = await openWidget();
+    const { page, seen } = await openWidget(srv);
     const outcome = await uploadThroughWidget(page, { kind: 'png' });
     expect(outcome, JSON.stringify(outcome.errors)).toMatchObject({ ok: true, info: { isImage: true, mimeType: 'image/png' } });
     // The widget's thumbnail: a CDN URL with operations (e.g. -/scale_crop/76x76/center/), drawn in the page.
@@ -175,7 +172,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('upload widget (@uploadcare/file-uploa
       outcome.uuid,
       { timeout: 30_000 },
     );
-    const thumb = seen.find((s) => s.startsWith('GET ') && s.includes(`${server.cdn}/${outcome.uuid}/-/`));
+    const thumb = seen.find((s) => s.startsWith('GET ') && s.includes(`${srv.cdn}/${outcome.uuid}/-/`));
     expect(thumb, seen.join('\n')).toMatch(/^GET 200 /);
     expect(seen.filter((s) => !/^\w+ 2\d\d /.test(s))).toEqual([]);
     await page.close();

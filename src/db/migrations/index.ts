@@ -9,6 +9,15 @@ import { groupsMigration } from './0003_groups.js';
 import { uploadsMigration } from './0004_uploads.js';
 import { webhooksMigration } from './0005_webhooks.js';
 import { jobFairKey } from './0006_job_fair_key.js';
+import { addonsMigration } from './0007_addons.js';
+import { signedCdn } from './0008_signed_cdn.js';
+import { conversionsMigration } from './0009_conversions.js';
+import { fileTags } from './0010_file_tags.js';
+import { fileSearch } from './0011_file_search.js';
+import { searchTextIndex } from './0012_search_text_index.js';
+import { fileContents } from './0013_file_contents.js';
+import { tusMigration } from './0015_tus.js';
+import { dashboardSessions } from './0016_dashboard_sessions.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -17,4 +26,13 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0004_uploads', uploadsMigration],
   ['0005_webhooks', webhooksMigration],
   ['0006_job_fair_key', jobFairKey],
+  ['0007_addons', addonsMigration],
+  ['0008_signed_cdn', signedCdn],
+  ['0009_conversions', conversionsMigration],
+  ['0010_file_tags', fileTags],
+  ['0011_file_search', fileSearch],
+  ['0012_search_text_index', searchTextIndex],
+  ['0013_file_contents', fileContents],
+  ['0015_tus', tusMigration],
+  ['0016_dashboard_sessions', dashboardSessions],
 ];

@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 /** Tables of the uploads feature (merged into Database in ../schema.ts). */
 
 export interface MultipartUploadsTable {
@@ -11,6 +12,8 @@ export interface MultipartUploadsTable {
   store: 'auto' | '1' | '0';
   /** JSON text: Record<string, string>. */
   metadata: string;
+  /** JSON text: string[]. */
+  tags: ColumnType<string, string | undefined, string>;
   state: 'open' | 'completing' | 'done';
   claimed_us: number | null;
   created_us: number;

@@ -8,9 +8,10 @@ import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { sendCdnError } from './errors.js';
-import { parseCdnPath, type FileRequest, type GroupRequest } from './url.js';
+import { parseCdnPath, type ConversionRequest, type FileRequest, type GroupRequest } from './url.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
+import { requestRef } from '../common/request-ref.js';
 
 export type { FileRequest, GroupRequest } from './url.js';
 
@@ -18,16 +19,17 @@ export type { FileRequest, GroupRequest } from './url.js';
 export interface CdnHandlers {
   file(req: http.IncomingMessage, res: http.ServerResponse, request: FileRequest): Promise<void>;
   group(req: http.IncomingMessage, res: http.ServerResponse, request: GroupRequest): Promise<void>;
+  conversion(req: http.IncomingMessage, res: http.ServerResponse, request: ConversionRequest): Promise<void>;
 }
 
 export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handlers: Partial<CdnHandlers>): http.Server {
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(handlers, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
-      if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, req.url);
+      if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req, res));
       if (isAppError(err)) return sendCdnError(res, err.status, err.message, { ...err.headers });
-      if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, req.url);
-      ctx.log.error({ err, url: req.url }, 'CDN request failed');
+      if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, requestRef(req, res));
+      ctx.log.error({ err, ...requestRef(req, res) }, 'CDN request failed');
       sendCdnError(res, 500, 'Internal error.');
     });
   };
@@ -50,6 +52,10 @@ async function handle(handlers: Partial<CdnHandlers>, req: http.IncomingMessage,
   if (request.kind === 'group') {
     if (!handlers.group) return sendCdnError(res, 404, 'Not found.');
     return handlers.group(req, res, request);
+  }
+  if (request.kind === 'conversion') {
+    if (!handlers.conversion) return sendCdnError(res, 404, 'Not found.');
+    return handlers.conversion(req, res, request);
   }
   if (!handlers.file) return sendCdnError(res, 404, 'File not found.');
   return handlers.file(req, res, request);

@@ -6,6 +6,7 @@
  *   /<group_uuid>~<N>/                            the group's page
  *   /<group_uuid>~<N>/nth/<i>/[-/<op>/…/][<filename>]
  *   /<group_uuid>~<N>/archive/zip|tar/[<filename>]
+ *   /<uuid>/document/-/format/<fmt>/…, /<uuid>/video/…   the result of a finished REST conversion
  * A path that ends without `/` carries a filename as its last segment (one RFC 3986 pchar segment).
  * Empty segments (`//`) are ignored, as the public CDN does (the Python SDK sends
  * `/<uuid>/detect_faces//`), so they never reach the plan or its cache key.
@@ -36,7 +37,17 @@ export interface GroupRequest {
   filename: string | null;
 }
 
-export type CdnRequest = FileRequest | GroupRequest;
+/** A conversion path (wire-reference §2.12): served from the result of the matching finished conversion. */
+export interface ConversionRequest {
+  kind: 'conversion';
+  uuid: string;
+  conversion: 'document' | 'video';
+  /** The path as POST /convert/…/ takes it: `<uuid>/document/-/…/` (segments still percent-encoded). */
+  path: string;
+  filename: string | null;
+}
+
+export type CdnRequest = FileRequest | GroupRequest | ConversionRequest;
 
 const PCHAR = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
 const GROUP_ID = /^([0-9a-fA-F-]{36})~(\d{1,4})$/;
@@ -61,6 +72,8 @@ export function parseCdnPath(rawPath: string): CdnRequest {
   }
   const uuid = parseUuid(head);
   if (!uuid) throw notFound();
+  const first = segments[0];
+  if (first === 'document' || first === 'video') return { kind: 'conversion', uuid, conversion: first, path: `${uuid}/${segments.join('/')}/`, filename };
   return { kind: 'file', uuid, plan: parsePlan(segments.map(decode)), filename, written: segments };
 }
 

@@ -4,6 +4,7 @@
  */
 import type http from 'node:http';
 import type { Logger } from 'pino';
+import type { RequestRef } from './request-ref.js';
 
 /** Errors a stream reports when the other end of the connection went away. */
 const CONNECTION_GONE = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
@@ -19,7 +20,7 @@ export function isClientAbort(err: unknown, req: http.IncomingMessage): boolean 
   return !req.complete || (typeof code === 'string' && CONNECTION_GONE.has(code));
 }
 
-export function logClientAbort(log: Logger, err: unknown, url: string | undefined): void {
+export function logClientAbort(log: Logger, err: unknown, where: RequestRef): void {
   const e = err as { code?: unknown; message?: unknown } | null;
-  log.info({ url, reason: String(e?.code ?? e?.message ?? 'closed') }, 'client closed the connection before the request completed');
+  log.info({ ...where, reason: String(e?.code ?? e?.message ?? 'closed') }, 'client closed the connection before the request completed');
 }

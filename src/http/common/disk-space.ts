@@ -8,6 +8,7 @@
  */
 import fsp from 'node:fs/promises';
 import type { Logger } from 'pino';
+import type { RequestRef } from './request-ref.js';
 import { AppError } from '../../core/errors.js';
 
 export const INSUFFICIENT_STORAGE_MESSAGE = 'Insufficient storage: the server has no space left to store this. Try again later.';
@@ -39,9 +40,9 @@ export function isOutOfSpace(err: unknown): boolean {
  * The error each surface renders for a full disk (`code` is the Upload API's error_code). Logged
  * as a warning without a stack: the operator has to free space, the code has no bug to show.
  */
-export function insufficientStorage(log: Logger, err: unknown, url: string | undefined): AppError {
+export function insufficientStorage(log: Logger, err: unknown, where: RequestRef): AppError {
   const e = err as ErrorLike;
-  log.warn({ url, reason: String(e.code ?? e.name ?? 'full') }, 'out of storage space');
+  log.warn({ ...where, reason: String(e.code ?? e.name ?? 'full') }, 'out of storage space');
   return new AppError(507, 'InsufficientStorageError', INSUFFICIENT_STORAGE_MESSAGE, { 'retry-after': RETRY_AFTER_S });
 }
 

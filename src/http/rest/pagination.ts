@@ -4,8 +4,6 @@
  * `offset=0`. Item times are unique per project (see FileService), so the cursor alone is exact and
  * clients that drop `offset`/`to` still walk without duplicates or gaps.
  */
-import { formatCursor } from '../../core/time.js';
-
 export interface PageLinks {
   next: string | null;
   previous: string | null;
@@ -13,8 +11,17 @@ export interface PageLinks {
 
 /**
  * @param userParams the request's own parameters, in their order, without from/to/offset
+ * @param format writes a row's key as the `from`/`to` value (formatCursor for a time)
  */
-export function pageLinks(base: string, userParams: Array<[string, string]>, firstUs: number | null, lastUs: number | null, hasNext: boolean, hasPrevious: boolean): PageLinks {
+export function pageLinks<K = number>(
+  base: string,
+  userParams: Array<[string, string]>,
+  first: K | null,
+  last: K | null,
+  hasNext: boolean,
+  hasPrevious: boolean,
+  format: (key: K) => string,
+): PageLinks {
   const build = (cursor: [string, string]): string => {
     const params = new URLSearchParams();
     if (cursor[0] === 'from') params.append(...cursor);
@@ -24,8 +31,8 @@ export function pageLinks(base: string, userParams: Array<[string, string]>, fir
     return `${base}?${params.toString()}`;
   };
   return {
-    next: hasNext && lastUs !== null ? build(['from', formatCursor(lastUs)]) : null,
-    previous: hasPrevious && firstUs !== null ? build(['to', formatCursor(firstUs)]) : null,
+    next: hasNext && last !== null ? build(['from', format(last)]) : null,
+    previous: hasPrevious && first !== null ? build(['to', format(first)]) : null,
   };
 }
 
@@ -33,34 +40,34 @@ export function userParams(query: Record<string, string | undefined>): Array<[st
   return Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && !['from', 'to', 'offset'].includes(e[0]));
 }
 
-export interface CursorPage<T> {
+export interface CursorPage<T, K = number> {
   page: T[];
-  firstUs: number | null;
-  lastUs: number | null;
+  first: K | null;
+  last: K | null;
   hasNext: boolean;
   hasPrevious: boolean;
 }
 
 /**
- * One page of a time-ordered list for `from`/`to` cursors. `fetch` lists rows strictly after
- * `afterUs` / before `beforeUs` in display order. One extra row tells whether a further page exists
- * in the walking direction; the other direction is probed with a one-row fetch.
+ * One page of a keyset-ordered list for `from`/`to` cursors (a time, or v0.6's size key). `fetch`
+ * lists rows strictly after `after` / before `before` in display order. One extra row tells whether
+ * a further page exists in the walking direction; the other direction is probed with a one-row fetch.
  */
-export async function cursorPage<T>(
-  q: { limit: number; fromUs: number | null; toUs: number | null },
-  fetch: (afterUs: number | null, beforeUs: number | null, limit: number) => Promise<T[]>,
-  timeOf: (row: T) => number,
-): Promise<CursorPage<T>> {
-  const rows = await fetch(q.fromUs, q.toUs, q.limit + 1);
-  const walkingBack = q.toUs !== null && q.fromUs === null;
+export async function cursorPage<T, K = number>(
+  q: { limit: number; from: K | null; to: K | null },
+  fetch: (after: K | null, before: K | null, limit: number) => Promise<T[]>,
+  keyOf: (row: T) => K,
+): Promise<CursorPage<T, K>> {
+  const rows = await fetch(q.from, q.to, q.limit + 1);
+  const walkingBack = q.to !== null && q.from === null;
   const more = rows.length > q.limit;
   const page = more ? (walkingBack ? rows.slice(1) : rows.slice(0, q.limit)) : rows;
   const first = page[0];
   const last = page[page.length - 1];
-  const firstUs = first === undefined ? null : timeOf(first);
-  const lastUs = last === undefined ? null : timeOf(last);
-  const exists = async (afterUs: number | null, beforeUs: number | null) => (await fetch(afterUs, beforeUs, 1)).length > 0;
-  const hasNext = walkingBack ? lastUs !== null && (await exists(lastUs, null)) : more;
-  const hasPrevious = walkingBack ? more : firstUs !== null && q.fromUs !== null && (await exists(null, firstUs));
-  return { page, firstUs, lastUs, hasNext, hasPrevious };
+  const firstKey = first === undefined ? null : keyOf(first);
+  const lastKey = last === undefined ? null : keyOf(last);
+  const exists = async (after: K | null, before: K | null) => (await fetch(after, before, 1)).length > 0;
+  const hasNext = walkingBack ? lastKey !== null && (await exists(lastKey, null)) : more;
+  const hasPrevious = walkingBack ? more : firstKey !== null && q.from !== null && (await exists(null, firstKey));
+  return { page, first: firstKey, last: lastKey, hasNext, hasPrevious };
 }

@@ -2,6 +2,8 @@
 import { AppError } from '../../core/errors.js';
 import { parseBoolean, REST_API_BOOLEANS } from '../../core/booleans.js';
 import { parseDateToUs } from '../../core/time.js';
+import { z } from 'zod';
+import { checked } from '../common/route.js';
 
 export type Query = Record<string, string | undefined>;
 
@@ -50,9 +52,25 @@ export function offsetParam(q: Query): number {
   return Number(v);
 }
 
-export function includeParam(q: Query, allowed: string[]): Set<string> {
-  const v = q['include'];
+/** A comma-separated list of extra parts: `include` (v0.7) or `add_fields` (v0.6). */
+export function includeParam(q: Query, allowed: string[], name = 'include'): Set<string> {
+  const v = q[name];
   const items = new Set((v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
-  for (const item of items) if (!allowed.includes(item)) throw bad(`\`include\` accepts only: ${allowed.join(', ')}.`);
+  for (const item of items) if (!allowed.includes(item)) throw bad(`\`${name}\` accepts only: ${allowed.join(', ')}.`);
   return items;
 }
+
+/*
+ * The same parameters as zod schemas for described routes (src/http/rest/route.ts): each runs the
+ * parser above, so the 400 and its message stay exactly the same, and documents the parameter.
+ */
+const text = () => z.string().optional();
+
+export const queryParam = {
+  bool: (name: string, description: string) => checked(text(), (v) => boolParam({ [name]: v }, name)).meta({ description: `${description} (true or false)` }),
+  limit: (def = 100, max = 1000) => checked(text(), (v) => limitParam({ limit: v }, def, max)).meta({ description: `Page size, 1 to ${max} (default ${def}).` }),
+  ordering: (field: string) => checked(text(), (v) => orderingParam({ ordering: v }, field)).meta({ description: `\`${field}\` (oldest first, the default) or \`-${field}\`.` }),
+  date: (name: string, description: string) => checked(text(), (v) => dateParam({ [name]: v }, name)).meta({ description: `${description} (ISO 8601 date-time).` }),
+  offset: () => checked(text(), (v) => offsetParam({ offset: v })).meta({ description: 'Ignored by cursor pages (the links carry `offset=0`); must be a non-negative integer.' }),
+  include: (allowed: string[]) => checked(text(), (v) => includeParam({ include: v }, allowed)).meta({ description: `Comma-separated extras: ${allowed.join(', ')}.` }),
+};

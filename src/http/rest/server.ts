@@ -3,37 +3,57 @@
  * resource. Bodies are captured raw because the request signature covers their MD5.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { AppError, isAppError } from '../../core/errors.js';
+import { isAppError } from '../../core/errors.js';
+import { parseRestVersion, type RestVersion } from './version.js';
 import { restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../projects/service.js';
 import { rawBody, sendJson } from '../common/json.js';
-import { isSecure, proxyMatcher } from '../common/trust.js';
-import type { RoutePlugin } from '../../feature.js';
+import { isDirectLoopback, isSecure, proxyMatcher } from '../common/trust.js';
+import type { RestSessionAuth, RoutePlugin } from '../../feature.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { restLimiter, throttleRest } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
+import { requestRef } from '../common/request-ref.js';
+import { routeCatalog } from '../common/openapi/catalog.js';
+import { serveOpenApi } from '../common/openapi/serve.js';
+import { restDocumentInfo } from './openapi-info.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     projectId: number;
+    /** The REST API version the `Accept` header asked for (version.ts). */
+    apiVersion: RestVersion;
+  }
+  interface FastifyContextConfig {
+    /** A route that authenticates on its own (RestExtras.open): the API's hooks skip it. */
+    openRoute?: boolean;
   }
 }
 
-const NEUTRAL_ACCEPT = 'application/vnd.svc-v0.7+json';
-const SDK_ACCEPT = 'application/vnd.uploadcare-v0.7+json';
-const NOT_ACCEPTABLE = 'Incorrect Accept header provided. Make sure to specify API version. Refer to REST API docs for details.';
+/** What the REST surface serves besides the API's routes. */
+export interface RestExtras {
+  /** Routes that authenticate on their own (the dashboard's pages and sign-in). */
+  open?: RoutePlugin[];
+  /** Session checks tried, in order, on a request without an Authorization header. */
+  sessions?: RestSessionAuth[];
+}
+
+const isOpenRoute = (req: FastifyRequest): boolean => req.routeOptions.config?.openRoute === true;
 
 /** `routes`: the REST routes every feature contributes; they run after authentication. */
-export async function buildRestServer(ctx: AppContext, https: HttpsOptions | null, routes: RoutePlugin[]): Promise<FastifyInstance> {
+export async function buildRestServer(ctx: AppContext, https: HttpsOptions | null, routes: RoutePlugin[], extras: RestExtras = {}): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024, ...(https ? { https } : {}) });
   const trusted = proxyMatcher(ctx.config.trustedProxies);
   app.decorateRequest('projectId', 0);
+  app.decorateRequest('apiVersion', '0.7');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  const catalog = routeCatalog(app);
 
   app.addHook('onRequest', async (req, reply) => {
+    if (isOpenRoute(req)) return;
     reply.header('access-control-allow-origin', '*');
     if (req.method === 'OPTIONS') {
       reply
@@ -46,8 +66,17 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   });
 
   app.addHook('preHandler', async (req) => {
-    checkAccept(req, ctx.config.sdkAliases);
-    const authReq = { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure: isSecure(req.raw, trusted) };
+    if (isOpenRoute(req)) return;
+    req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
+    if (req.headers.authorization === undefined) {
+      for (const session of extras.sessions ?? []) {
+        const projectId = await session(req);
+        if (projectId !== null) return void (req.projectId = projectId);
+      }
+    }
+    // Simple auth sends the secret itself: it needs HTTPS, or (by default) a local client on loopback.
+    const secure = isSecure(req.raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(req.raw));
+    const authReq = { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure };
     const check = (found: { project: ProjectRow; secrets: string[] } | null) =>
       verifyRestAuth(authReq, async () => (found ? { projectId: found.project.id, secrets: found.secrets } : null), { aliases: ctx.config.sdkAliases });
     const pubKey = restAuthPubKey(req.headers);
@@ -58,28 +87,29 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   });
   // Per-project throttling, after authentication has named the project.
   const limiter = restLimiter(ctx);
-  app.addHook('preHandler', async (req) => throttleRest(limiter, req.projectId));
+  app.addHook('preHandler', async (req) => (isOpenRoute(req) ? undefined : throttleRest(limiter, req.projectId)));
 
   app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: 'Not found.' }));
   app.setErrorHandler((err: Error, req, reply) => {
-    if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, req.url);
+    if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req.raw, reply.raw));
     if (isAppError(err)) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
       return sendJson(reply, err.status, { detail: err.message });
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) return sendJson(reply, status, { detail: err.message });
-    if (isClientAbort(err, req.raw)) logClientAbort(ctx.log, err, req.url);
-    else ctx.log.error({ err, url: req.url }, 'REST handler failed');
+    if (isClientAbort(err, req.raw)) logClientAbort(ctx.log, err, requestRef(req.raw, reply.raw));
+    else ctx.log.error({ err, ...requestRef(req.raw, reply.raw) }, 'REST handler failed');
     return sendJson(reply, 500, { detail: 'Internal server error.' });
   });
 
+  serveOpenApi(app, catalog, () => restDocumentInfo(ctx));
   for (const plugin of routes) await app.register(plugin);
+  await app.register(async (scope) => {
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...(route.config ?? {}), openRoute: true };
+    });
+    for (const plugin of extras.open ?? []) await scope.register(plugin);
+  });
   return app;
-}
-
-function checkAccept(req: FastifyRequest, aliases: boolean): void {
-  const accepted = (req.headers.accept ?? '').split(',').map((t) => t.split(';')[0]?.trim().toLowerCase());
-  const ok = accepted.includes(NEUTRAL_ACCEPT) || (aliases && accepted.includes(SDK_ACCEPT));
-  if (!ok) throw new AppError(406, 'NotAcceptable', NOT_ACCEPTABLE);
 }

@@ -17,7 +17,7 @@ export interface Spend {
 
 const NOTHING: Spend = { refund: async () => undefined };
 
-export type SignedEndpoint = '/base/' | '/multipart/start/' | '/from_url/' | '/group/';
+export type SignedEndpoint = '/base/' | '/multipart/start/' | '/from_url/' | '/group/' | '/tus/';
 
 export async function authorizeUpload(
   ctx: AppContext,

@@ -7,6 +7,7 @@ import type { ProjectRow } from '../../projects/service.js';
 import type { StoreChoice } from '../../core/file-record.js';
 import { parseBoolean, UPLOAD_API_BOOLEANS } from '../../core/booleans.js';
 import { validateMetadata } from '../../core/metadata.js';
+import { parseTagList } from '../../core/tags.js';
 import { uploadError } from './errors.js';
 
 export type Params = Map<string, string>;
@@ -75,6 +76,15 @@ export function metadataFields(params: Params): Record<string, string> {
     if (m) entries.push([m[1] ?? '', v]);
   }
   return validateMetadata(entries);
+}
+
+/** The `tags=a,b` field (SDK 6.19), normalized; a bad tag is a 400 naming it. */
+export function tagFields(params: Params): string[] {
+  try {
+    return parseTagList(params.get('tags'));
+  } catch (err) {
+    throw uploadError(400, 'FileTagsInvalidError', err instanceof Error ? err.message : String(err));
+  }
 }
 
 /** An Upload API flag: the API's boolean spellings; anything else (or nothing) is the default. */

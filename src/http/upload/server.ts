@@ -14,6 +14,12 @@ import { publicKeyFields } from './params.js';
 import { throttleUpload, uploadLimiters } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
+import { requestRef } from '../common/request-ref.js';
+import { fixMultipartParserWedge } from './multipart-parser-fix.js';
+import { answerBeforeUnreadBodies } from '../common/unread-body.js';
+import { routeCatalog } from '../common/openapi/catalog.js';
+import { serveOpenApi } from '../common/openapi/serve.js';
+import { uploadDocumentInfo } from './openapi-info.js';
 
 
 /** `routes`: the Upload API routes every feature contributes. */
@@ -26,6 +32,8 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
     trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
     ...(https ? { https } : {}),
   });
+  fixMultipartParserWedge();
+  const catalog = routeCatalog(app);
   await app.register(multipart, {
     limits: { fileSize: ctx.config.maxUploadBytes, files: MAX_FILES_PER_REQUEST, fields: 1000, fieldSize: 64 * 1024, parts: 1200, headerPairs: 100 },
   });
@@ -40,7 +48,8 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
       .header('access-control-allow-origin', '*')
       .header('access-control-allow-credentials', 'true')
       .header('access-control-expose-headers', 'Warning, Retry-After');
-    if (req.method === 'OPTIONS') {
+    // A route with its own OPTIONS handler (tus discovery) answers its preflights itself.
+    if (req.method === 'OPTIONS' && req.routeOptions.method !== 'OPTIONS') {
       reply
         .header('access-control-allow-methods', 'GET, POST, PUT, HEAD, OPTIONS')
         .header('access-control-allow-headers', req.headers['access-control-request-headers'] ?? 'X-UC-User-Agent, X-PINGOTHER, DNT, Authorization, Content-Type')
@@ -49,6 +58,9 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
         .send();
     }
   });
+
+  // An early refusal reaches the client, and leaves the connection usable or closes it cleanly.
+  answerBeforeUnreadBodies(app);
 
   // Per-client-address and per-project throttling (src/throttle): 429 RequestThrottledError with Retry-After.
   const limiters = uploadLimiters(ctx);
@@ -60,15 +72,16 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
   );
   app.setErrorHandler((err: Error, req, reply) => {
     if (isAppError(err)) return renderUploadError(req, reply, err);
-    if (isOutOfSpace(err)) return renderUploadError(req, reply, insufficientStorage(ctx.log, err, req.url));
+    if (isOutOfSpace(err)) return renderUploadError(req, reply, insufficientStorage(ctx.log, err, requestRef(req.raw, reply.raw)));
     const status = (err as { statusCode?: number }).statusCode;
     if (status === 413) return renderUploadError(req, reply, uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.'));
     if (status && status >= 400 && status < 500) return renderUploadError(req, reply, new AppError(status, 'BaseViewsError', 'Request processing failed.'));
-    if (isClientAbort(err, req.raw)) logClientAbort(ctx.log, err, req.url);
-    else ctx.log.error({ err, url: req.url }, 'upload handler failed');
+    if (isClientAbort(err, req.raw)) logClientAbort(ctx.log, err, requestRef(req.raw, reply.raw));
+    else ctx.log.error({ err, ...requestRef(req.raw, reply.raw) }, 'upload handler failed');
     return renderUploadError(req, reply, uploadError(500, 'UploadAPIError', 'Internal error.'));
   });
 
+  serveOpenApi(app, catalog, () => uploadDocumentInfo(ctx));
   for (const plugin of routes) await app.register(plugin);
   return app;
 }

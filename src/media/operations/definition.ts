@@ -2,7 +2,7 @@
  * Definition family: blur (gaussian; with an amount it is an unsharp mask), sharp, blur_region.
  */
 import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
-import { type Size, align, bad, expectCount, int, size, unavailable, type Align } from '../pipeline/params.js';
+import { type Size, align, bad, expectCount, int, size, type Align } from '../pipeline/params.js';
 import { intersect, place, resolve } from '../pipeline/place.js';
 
 /** URL strength (0..5000) to gaussian sigma; the default 10 is a light sigma-1 blur. */
@@ -52,34 +52,53 @@ export const sharp: OpDef<number> = {
   },
 };
 
-export interface BlurRegionArgs { size: Size; at: Align; strength: number }
+export type BlurRegionArgs = { size: Size; at: Align; strength: number } | { faces: true; strength: number };
 export const blur_region: OpDef<BlurRegionArgs> = {
   kind: 'transform', stackable: true,
   parse(p) {
     expectCount('blur_region', p, 1, 3);
-    if (p[0] === 'faces') throw unavailable('blur_region', 'blurring faces');
-    if (p.length < 2) throw bad('blur_region', 'expects WxH/X,Y[/strength]');
+    if (p[0] === 'faces') {
+      expectCount('blur_region', p, 1, 2);
+      return { faces: true, strength: p.length === 2 ? int('blur_region', 'strength', p[1], 0, 5000) : 10 };
+    }
+    if (p.length < 2) throw bad('blur_region', 'expects WxH/X,Y[/strength] or faces[/strength]');
     const at = align('blur_region', p[1]!);
     if ('keyword' in at) throw bad('blur_region', `coordinates must be X,Y, got "${p[1]}"`);
     return { size: size('blur_region', p[0]), at, strength: p.length === 3 ? int('blur_region', 'strength', p[2], 0, 5000) : 10 };
   },
   async apply(s, a) {
-    const w = resolve(a.size.w, s.width);
-    const h = resolve(a.size.h, s.height);
-    const { left, top } = place(a.at, s.width, s.height, w, h);
-    const box = intersect(left, top, w, h, s.width, s.height);
-    if (!box || a.strength === 0) return;
-    const img = await s.raw();
-    const c = img.channels;
-    const region = Buffer.alloc(box.width * box.height * c);
-    for (let y = 0; y < box.height; y++) {
-      const from = ((box.top + y) * img.width + box.left) * c;
-      img.data.copy(region, y * box.width * c, from, from + box.width * c);
+    if (a.strength === 0) return;
+    let boxes: { left: number; top: number; width: number; height: number }[];
+    if ('faces' in a) {
+      // Every face the detector finds, each blurred in its own box.
+      boxes = (await s.detect('faces')).map((f) => ({ left: f.x, top: f.y, width: f.width, height: f.height }));
+    } else {
+      const w = resolve(a.size.w, s.width);
+      const h = resolve(a.size.h, s.height);
+      const { left, top } = place(a.at, s.width, s.height, w, h);
+      const box = intersect(left, top, w, h, s.width, s.height);
+      boxes = box ? [box] : [];
     }
-    const blurred = await blurRaw(s, { data: region, width: box.width, height: box.height, channels: c }, sigmaOf(a.strength));
-    for (let y = 0; y < box.height; y++) {
-      blurred.copy(img.data, ((box.top + y) * img.width + box.left) * c, y * box.width * c, (y + 1) * box.width * c);
+    if (boxes.length === 0) return;
+    const img = await s.raw();
+    for (const b of boxes) {
+      const box = intersect(b.left, b.top, b.width, b.height, img.width, img.height);
+      if (box) await blurBox(s, img, box, sigmaOf(a.strength));
     }
     s.fromRaw(img);
   },
 };
+
+/** Blurs one box of `img` in place (the copy in and out are row memcpys; libvips blurs). */
+async function blurBox(s: Stage, img: RawImage, box: { left: number; top: number; width: number; height: number }, sigma: number): Promise<void> {
+  const c = img.channels;
+  const region = Buffer.alloc(box.width * box.height * c);
+  for (let y = 0; y < box.height; y++) {
+    const from = ((box.top + y) * img.width + box.left) * c;
+    img.data.copy(region, y * box.width * c, from, from + box.width * c);
+  }
+  const blurred = await blurRaw(s, { data: region, width: box.width, height: box.height, channels: c }, sigma);
+  for (let y = 0; y < box.height; y++) {
+    blurred.copy(img.data, ((box.top + y) * img.width + box.left) * c, y * box.width * c, (y + 1) * box.width * c);
+  }
+}

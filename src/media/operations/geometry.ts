@@ -5,10 +5,10 @@
  */
 import type { OpDef, Stage } from '../pipeline/types.js';
 import {
-  type Align, type Size, align, bad, color, expectCount, int, isAlign, oneOf, pixelDims, ratio, size,
-  unavailable, type Rgba,
+  type Align, type Size, align, bad, color, expectCount, int, isAlign, oneOf, pixelDims, ratio, size, type Rgba,
 } from '../pipeline/params.js';
-import { MAX_PARAM_PX, checkRequestedSize } from '../limits.js';
+import { type Box, CROP_TAGS, centredStart, smartFocus, smartOrder, tagged, union } from './focus.js';
+import { MAX_PARAM_PX, checkIntermediate, checkRequestedSize } from '../limits.js';
 import { CENTER, TOP_LEFT, fitInside, fitRatio, intersect, place, resolve, sharpColor } from '../pipeline/place.js';
 
 /** Cuts the box (x, y, w, h); parts outside the image become the background colour. */
@@ -103,20 +103,25 @@ export const setfill: OpDef<Rgba> = {
   },
 };
 
-/** Scales to cover w×h, then cuts at the alignment (or by saliency for `smart`). */
-async function coverCrop(s: Stage, tw: number, th: number, where: Align | 'attention'): Promise<void> {
+/** Scales to cover w×h, then cuts at the alignment, by saliency, or centred on a focus box. */
+async function coverCrop(s: Stage, tw: number, th: number, where: Align | 'attention' | Box): Promise<void> {
   let k = Math.max(tw / s.width, th / s.height);
   if (s.stretch !== 'on') k = Math.min(k, 1);
   const rw = Math.max(1, Math.round(s.width * k));
   const rh = Math.max(1, Math.round(s.height * k));
   const cw = Math.min(tw, rw);
   const ch = Math.min(th, rh);
+  // libvips scores the whole cover-scaled image before cutting: that image is an intermediate
+  // too (scale_crop/3000x16384/smart_points of a 640x480 photo: 21845x16384, 358 Mpx, 20 s of work).
+  if (where === 'attention') checkIntermediate(rw, rh);
   const img = await s.pipe();
   if (where === 'attention') {
     // libvips' attention strategy: crops towards skin tones, saturated colour and edges.
     s.commit(img.resize({ width: cw, height: ch, fit: 'cover', position: 'attention' }), cw, ch);
   } else {
-    const { left, top } = place(where, rw, rh, cw, ch);
+    const { left, top } = 'width' in where
+      ? { left: centredStart((where.x + where.width / 2) * (rw / s.width), cw, rw), top: centredStart((where.y + where.height / 2) * (rh / s.height), ch, rh) }
+      : place(where, rw, rh, cw, ch);
     const box = { left: clamp(left, 0, rw - cw), top: clamp(top, 0, rh - ch), width: cw, height: ch };
     const resized = rw === s.width && rh === s.height ? img : img.resize({ width: rw, height: rh, fit: 'fill' });
     // extract() after resize() is sharp's documented post-resize extract: one pipeline is safe.
@@ -132,7 +137,7 @@ const SMART_TYPES = [
   'smart_objects_faces', 'smart_objects_points', 'smart_points', 'smart_objects', 'smart_faces',
 ] as const;
 
-export interface ScaleCropArgs { w: number; h: number; smart: boolean; align: Align }
+export interface ScaleCropArgs { w: number; h: number; type: (typeof SMART_TYPES)[number] | null; align: Align }
 export const scale_crop: OpDef<ScaleCropArgs> = {
   kind: 'transform', sizing: true, svgGeometry: true, videoCompanion: true, stackable: true,
   parse(p) {
@@ -140,23 +145,28 @@ export const scale_crop: OpDef<ScaleCropArgs> = {
     const { w, h } = pixelDims('scale_crop', p[0], true) as { w: number; h: number };
     checkRequestedSize('scale_crop', w, h);
     let rest = p.slice(1);
-    let smart = false;
+    let type: ScaleCropArgs['type'] = null;
     if (rest[0] !== undefined && !isAlign(rest[0])) {
-      const type = oneOf('scale_crop', 'type', rest[0], SMART_TYPES);
-      // `smart` is the saliency crop; the other types rank faces/objects, which need a detector.
-      if (type !== 'smart') throw unavailable('scale_crop', `type "${type}"`);
-      smart = true;
+      type = oneOf('scale_crop', 'type', rest[0], SMART_TYPES);
       rest = rest.slice(1);
     }
     if (rest.length > 1) throw bad('scale_crop', `unexpected parameter "${rest[1]}"`);
-    const al = rest[0] !== undefined ? align('scale_crop', rest[0], { percentOnly: true }) : smart ? CENTER : TOP_LEFT;
-    return { w, h, smart, align: al };
+    const al = rest[0] !== undefined ? align('scale_crop', rest[0], { percentOnly: true }) : type ? CENTER : TOP_LEFT;
+    return { w, h, type, align: al };
   },
   async apply(s, a) {
-    await coverCrop(s, a.w, a.h, a.smart ? 'attention' : a.align);
+    // Smart types: faces, objects (detectors) and points (saliency) in the type's order; the first
+    // that finds something decides, the alignment is the fallback.
+    const focus = a.type ? await smartFocus(s, smartOrder(a.type)) : null;
+    await coverCrop(s, a.w, a.h, focus ?? a.align);
   },
 };
 
+/**
+ * Content-aware resize that extends rather than crops: the whole image is scaled to fit inside
+ * w×h and the rest is filled by extending its edges, placed so the faces/objects found sit as
+ * near the centre as the free space allows.
+ */
 export const smart_resize: OpDef<{ w: number; h: number }> = {
   kind: 'transform', sizing: true,
   parse(p) {
@@ -166,20 +176,33 @@ export const smart_resize: OpDef<{ w: number; h: number }> = {
     return dims;
   },
   async apply(s, a) {
-    // Content-aware without a detector: cover-scale and keep the most salient region.
-    await coverCrop(s, a.w, a.h, 'attention');
+    const focus = await smartFocus(s, ['faces', 'objects']);
+    const k = Math.min(a.w / s.width, a.h / s.height);
+    const rw = Math.max(1, Math.min(a.w, Math.round(s.width * k)));
+    const rh = Math.max(1, Math.min(a.h, Math.round(s.height * k)));
+    const cx = focus && focus !== 'attention' ? (focus.x + focus.width / 2) * k : rw / 2;
+    const cy = focus && focus !== 'attention' ? (focus.y + focus.height / 2) * k : rh / 2;
+    const left = Math.min(a.w - rw, Math.max(0, Math.round(a.w / 2 - cx)));
+    const top = Math.min(a.h - rh, Math.max(0, Math.round(a.h / 2 - cy)));
+    await resizeTo(s, rw, rh);
+    if (rw === a.w && rh === a.h) return;
+    const img = await s.pipe();
+    s.commit(img.extend({ left, top, right: a.w - rw - left, bottom: a.h - rh - top, extendWith: 'copy' }), a.w, a.h);
   },
 };
 
-export type CropArgs = { kind: 'size'; size: Size; align: Align } | { kind: 'ratio'; x: number; y: number; align: Align };
+export type CropArgs =
+  | { kind: 'size'; size: Size; align: Align }
+  | { kind: 'ratio'; x: number; y: number; align: Align }
+  | { kind: 'object'; tag: string; ratio: { x: number; y: number } | null; size: Size | null; align: Align };
 export const crop: OpDef<CropArgs> = {
   kind: 'transform', stackable: true, svgGeometry: true, videoCompanion: true,
   parse(p) {
     expectCount('crop', p, 1, 4);
     const first = p[0]!;
-    if (first === 'face' || first === 'image' || /^[a-z_]+$/.test(first)) {
-      if (first === 'face' || first === 'image') throw unavailable('crop', `cropping by "${first}" objects`);
-      throw bad('crop', `dimensions must look like WxH or N:M, got "${first}"`);
+    if (/^[a-z_]+$/.test(first)) {
+      if (!CROP_TAGS.includes(first)) throw bad('crop', `dimensions must look like WxH or N:M, or a tag (face, image or an object class), got "${first}"`);
+      return objectCrop(p);
     }
     expectCount('crop', p, 1, 2);
     if (first.includes(':')) {
@@ -191,6 +214,7 @@ export const crop: OpDef<CropArgs> = {
     return { kind: 'size', size: wh, align: p[1] !== undefined ? align('crop', p[1], { negative: true }) : TOP_LEFT };
   },
   async apply(s, a) {
+    if (a.kind === 'object') return cropToObjects(s, a);
     const { w, h } = a.kind === 'ratio' ? fitRatio(s.width, s.height, a.x, a.y)
       : { w: Math.max(1, resolve(a.size.w, s.width)), h: Math.max(1, resolve(a.size.h, s.height)) };
     if (w > MAX_PARAM_PX || h > MAX_PARAM_PX) throw bad('crop', `resulting size ${w}x${h} is too large`);
@@ -198,6 +222,51 @@ export const crop: OpDef<CropArgs> = {
     await cropBox(s, left, top, w, h);
   },
 };
+
+/** `crop/<tag>[/N:M | /WpxHp][/alignment]` */
+function objectCrop(p: readonly string[]): CropArgs {
+  expectCount('crop', p, 1, 3);
+  let rest = p.slice(1);
+  let r: { x: number; y: number } | null = null;
+  let sz: Size | null = null;
+  if (rest[0] !== undefined && !isAlign(rest[0])) {
+    if (rest[0].includes(':')) r = ratio('crop', rest[0]);
+    else {
+      sz = size('crop', rest[0]);
+      if (sz.w.unit !== 'p' || sz.h.unit !== 'p') throw bad('crop', `the size around an object is a percent of its box like 150px150p, got "${rest[0]}"`);
+    }
+    rest = rest.slice(1);
+  }
+  if (rest.length > 1) throw bad('crop', `unexpected parameter "${rest[1]}"`);
+  return { kind: 'object', tag: p[0]!, ratio: r, size: sz, align: rest[0] !== undefined ? align('crop', rest[0]) : CENTER };
+}
+
+/**
+ * Cuts the box around the tagged objects (all of them): as found, grown to a ratio, or sized in
+ * percent of their box; the alignment places the objects inside the cut. Kept inside the image;
+ * nothing found leaves the image as it is.
+ */
+async function cropToObjects(s: Stage, a: CropArgs & { kind: 'object' }): Promise<void> {
+  const box = union(await tagged(s, a.tag));
+  if (!box) return;
+  let w = box.width;
+  let h = box.height;
+  if (a.ratio) {
+    // The smallest box of the ratio holding the objects, at most the largest that fits the image.
+    if (w * a.ratio.y >= h * a.ratio.x) h = Math.round((w * a.ratio.y) / a.ratio.x);
+    else w = Math.round((h * a.ratio.x) / a.ratio.y);
+    if (w > s.width || h > s.height) ({ w, h } = fitRatio(s.width, s.height, a.ratio.x, a.ratio.y));
+  } else if (a.size) {
+    w = Math.max(1, Math.round((box.width * a.size.w.value) / 100));
+    h = Math.max(1, Math.round((box.height * a.size.h.value) / 100));
+  }
+  w = Math.min(w, s.width);
+  h = Math.min(h, s.height);
+  const inside = place(a.align, w, h, box.width, box.height);
+  const left = clamp(box.x - inside.left, 0, s.width - w);
+  const top = clamp(box.y - inside.top, 0, s.height - h);
+  await cropBox(s, left, top, w, h);
+}
 
 export const trim: OpDef<{ tolerance: number; padding: number }> = {
   kind: 'transform',
@@ -220,12 +289,31 @@ export const trim: OpDef<{ tolerance: number; padding: number }> = {
   },
 };
 
-export const zoom_objects: OpDef<never> = {
+/**
+ * Zooms in on what the detectors find (objects and faces): `zoom` is how much of the result the
+ * objects' box fills, in percent of its width or height; the image keeps its size and ratio.
+ * Nothing found, or a box that already fills that much, leaves the image as it is.
+ */
+export const zoom_objects: OpDef<number> = {
   kind: 'transform',
   parse(p) {
     expectCount('zoom_objects', p, 1, 1);
-    int('zoom_objects', 'zoom', p[0], 1, 100);
-    throw unavailable('zoom_objects', 'zooming on objects');
+    return int('zoom_objects', 'zoom', p[0], 1, 100);
   },
-  apply() {},
+  async apply(s, zoom) {
+    const box = union([...(await s.detect('objects')), ...(await s.detect('faces'))]);
+    if (!box) return;
+    const W = s.width;
+    const H = s.height;
+    // The window holding the box at `zoom` percent, widened to the image's ratio.
+    let w = (box.width * 100) / zoom;
+    let h = (box.height * 100) / zoom;
+    if (w / h > W / H) h = (w * H) / W;
+    else w = (h * W) / H;
+    w = Math.min(W, Math.max(1, Math.round(w)));
+    h = Math.min(H, Math.max(1, Math.round(h)));
+    if (w >= W && h >= H) return;
+    await cropBox(s, centredStart(box.x + box.width / 2, w, W), centredStart(box.y + box.height / 2, h, H), w, h);
+    await resizeTo(s, W, H);
+  },
 };

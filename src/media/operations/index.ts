@@ -13,7 +13,7 @@ import * as definition from './definition.js';
 import { border_radius } from './corners.js';
 import { overlay, rect } from './overlay.js';
 import { font, text, text_align, text_box } from './text.js';
-import { gif2video, detect_faces } from './video.js';
+import { gif2video, detect_faces, main_colors } from './video.js';
 
 export type OpName =
   | 'format' | 'quality' | 'progressive' | 'strip_meta' | 'gif2video'
@@ -24,7 +24,7 @@ export type OpName =
   | 'brightness' | 'exposure' | 'gamma' | 'contrast' | 'saturation' | 'vibrance' | 'warmth' | 'enhance'
   | 'grayscale' | 'invert' | 'srgb' | 'max_icc_size' | 'filter'
   | 'blur' | 'sharp' | 'blur_region' | 'rasterize'
-  | 'json' | 'inline' | 'detect_faces';
+  | 'json' | 'inline' | 'detect_faces' | 'main_colors';
 
 export const OPERATIONS: Readonly<Record<OpName, AnyOp>> = {
   format: output.format,
@@ -72,6 +72,7 @@ export const OPERATIONS: Readonly<Record<OpName, AnyOp>> = {
   json: output.json,
   inline: output.inline,
   detect_faces,
+  main_colors,
 };
 
 export function lookup(name: string): AnyOp | undefined {

@@ -47,11 +47,16 @@ export const overlay: OpDef<OverlayArgs> = {
     const k = Math.min(bw / src.width, bh / src.height);
     const { w, h } = a.size ? { w: Math.max(1, Math.round(src.width * k)), h: Math.max(1, Math.round(src.height * k)) }
       : fitInside(src.width, src.height, bw, bh);
-    const { data } = await src.img.resize({ width: w, height: h, fit: 'fill' }).ensureAlpha()
-      .toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-    if (a.opacity < 1) for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * a.opacity);
     const { left, top } = place(a.at, s.width, s.height, w, h);
-    await drawRgba(s, { data, width: w, height: h, channels: 4 }, left, top);
+    // Only the part that lands on the image is read out, cut by libvips (extract after resize).
+    const hit = intersect(left, top, w, h, s.width, s.height);
+    if (!hit) return;
+    const cut = { left: hit.left - left, top: hit.top - top, width: hit.width, height: hit.height };
+    const sized = src.img.resize({ width: w, height: h, fit: 'fill' });
+    const visible = cut.width === w && cut.height === h ? sized : sized.extract(cut);
+    const { data } = await visible.ensureAlpha().toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    if (a.opacity < 1) for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * a.opacity);
+    await drawRgba(s, { data, width: hit.width, height: hit.height, channels: 4 }, hit.left, hit.top);
   },
 };
 

@@ -1,9 +1,10 @@
 /**
  * Operations that are markers rather than pixel work: gif2video (handled by render.ts through
- * ffmpeg, see ../video.ts) and detect_faces (needs the detection add-on).
+ * ffmpeg, see ../video.ts), and the info outputs detect_faces and main_colors (render.ts answers
+ * them with JSON: faces from the detector, colours by median cut, see ../detect/).
  */
 import type { OpDef } from '../pipeline/types.js';
-import { expectCount, none, unavailable } from '../pipeline/params.js';
+import { expectCount, int, none } from '../pipeline/params.js';
 
 export const gif2video: OpDef<null> = {
   kind: 'setting', videoCompanion: true,
@@ -11,11 +12,20 @@ export const gif2video: OpDef<null> = {
   apply() {},
 };
 
-export const detect_faces: OpDef<never> = {
+export const detect_faces: OpDef<null> = {
+  kind: 'setting',
+  parse: (p) => none('detect_faces', p),
+  apply() {},
+};
+
+/** Most colours main_colors answers (median cut over a 64x64 sample). */
+export const MAX_MAIN_COLORS = 32;
+/** `-/main_colors/[n/]`, default 5. */
+export const main_colors: OpDef<number> = {
   kind: 'setting',
   parse(p) {
-    expectCount('detect_faces', p, 0, 0);
-    throw unavailable('detect_faces', 'face detection');
+    expectCount('main_colors', p, 0, 1);
+    return p.length ? int('main_colors', 'number of colours', p[0], 1, MAX_MAIN_COLORS) : 5;
   },
   apply() {},
 };

@@ -14,6 +14,7 @@ import type { OtherKind } from './decoders.js';
 import type { PixelKernel } from './pixels.js';
 import type { RawImage } from './types.js';
 import type { DecodeReply, DecodeTask } from './decode-worker.js';
+import type { SvgTransform } from './svg.js';
 
 export interface DecodedPixels { data: Buffer; width: number; height: number; channels: 3 | 4 }
 export interface EncodedInput { path: string | null; bytes: Buffer | null }
@@ -109,6 +110,18 @@ export async function kernelInWorker(img: RawImage, kernel: PixelKernel, timeout
     moved.push(kernel.blurred.buffer as ArrayBuffer);
   }
   return pixelsOf(await runTask({ op: 'pixels', data, width: img.width, height: img.height, channels: img.channels, kernel }, timeoutMs, moved));
+}
+
+/**
+ * An SVG prepared in a worker thread (sanitised, geometry applied: svg.ts `prepareSvg`): parsing a
+ * large one must not hold the main thread. The worker reads the file itself when it is on disk,
+ * and its answer, UTF-8 bytes, is moved here, not copied.
+ */
+export async function prepareSvgInWorker(src: EncodedInput, transform: SvgTransform | null, timeoutMs: number): Promise<{ body: Buffer; elements: number; width: number; height: number }> {
+  // The path when there is one, even with the bytes in memory: cloning 6 MB to the worker costs the main thread too.
+  const reply = await runTask({ op: 'svg', path: src.path, bytes: src.path ? null : src.bytes, transform }, timeoutMs);
+  if (!('svg' in reply)) throw new Error('svg worker answered without an svg');
+  return { body: Buffer.from(reply.svg.buffer, reply.svg.byteOffset, reply.svg.byteLength), elements: reply.elements, width: reply.width, height: reply.height };
 }
 
 /** Grey or grey+alpha pixels widened to RGB(A) in a worker thread. */

@@ -1,6 +1,7 @@
 /**
  * Runs inside a worker thread of decode-pool.ts: the decoders written in JS or wasm (TGA, PCX,
- * BMP, HEIC) and the opaque-alpha check walk every pixel, so they must never run on the main
+ * BMP, HEIC), the opaque-alpha check and the SVG sanitiser (a 6 MB SVG is ~60 ms of parsing)
+ * walk every pixel or byte, so they must never run on the main
  * thread, where one hostile file would stall every request of every surface. Errors travel back
  * as values: structured cloning keeps an Error's message but drops its status and code.
  */
@@ -9,16 +10,19 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { isAppError } from '../../core/errors.js';
 import { type OtherKind, decodeOther, heicSize } from './decoders.js';
 import { type PixelKernel, applyKernel, widenGrey } from './pixels.js';
+import { type SvgTransform, prepareSvg } from './svg.js';
 
 export type DecodeTask =
   | { op: 'decode'; kind: OtherKind; path: string | null; bytes: Uint8Array | null }
   | { op: 'heic-size'; path: string | null; bytes: Uint8Array | null }
   | { op: 'pixels'; data: Uint8Array; width: number; height: number; channels: 3 | 4; kernel: PixelKernel }
-  | { op: 'widen'; data: Uint8Array; width: number; height: number; grey: 1 | 2 };
+  | { op: 'widen'; data: Uint8Array; width: number; height: number; grey: 1 | 2 }
+  | { op: 'svg'; path: string | null; bytes: Uint8Array | null; transform: SvgTransform | null };
 
 export type DecodeReply =
   | { ok: true; data: Uint8Array; width: number; height: number; channels: 3 | 4 }
   | { ok: true; size: { width: number; height: number } | null }
+  | { ok: true; svg: Uint8Array; elements: number; width: number; height: number }
   | { ok: false; status: number; code: string; message: string };
 
 async function bytesOf(task: { path: string | null; bytes: Uint8Array | null }): Promise<Buffer> {
@@ -52,6 +56,13 @@ function pixelsReply(data: Buffer, width: number, height: number, channels: 3 | 
   return move({ [transferableSymbol]: [pixels.buffer], [valueSymbol]: reply } as never) as unknown as DecodeReply;
 }
 
+/** The prepared SVG as UTF-8 bytes, moved (not copied) to the main thread. */
+function svgReply(p: { svg: string; elements: number; width: number; height: number }): DecodeReply {
+  const svg = movable(Buffer.from(p.svg));
+  const reply: DecodeReply = { ok: true, svg, elements: p.elements, width: p.width, height: p.height };
+  return move({ [transferableSymbol]: [svg.buffer], [valueSymbol]: reply } as never) as unknown as DecodeReply;
+}
+
 const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
 export default async function run(task: DecodeTask): Promise<DecodeReply> {
@@ -62,6 +73,7 @@ export default async function run(task: DecodeTask): Promise<DecodeReply> {
     }
     if (task.op === 'widen') return pixelsReply(widenGrey(task.data, task.grey), task.width, task.height, task.grey === 2 ? 4 : 3);
     const input = await bytesOf(task);
+    if (task.op === 'svg') return svgReply(prepareSvg(input.toString('utf8'), task.transform));
     if (task.op === 'heic-size') return { ok: true, size: await heicSize(input) };
     const rgba = await decodeOther(task.kind, input);
     const { data, channels } = dropOpaqueAlpha(rgba.data);

@@ -36,8 +36,9 @@ export function videoFilters(plan: Plan, W: number, H: number): { filters: strin
       const a = s.args as { w?: number; h?: number };
       const r = fitInside(w, h, a.w ?? 2048, a.h ?? 2048);
       if (r.w !== w || r.h !== h) scale(r.w, r.h);
-    } else if (s.name === 'crop') {
-      const a = s.args as CropArgs;
+    } else if (s.name === 'crop' && (s.args as CropArgs).kind !== 'object') {
+      // Crop by object needs the detectors, which see raster images only: it leaves these as they are.
+      const a = s.args as Exclude<CropArgs, { kind: 'object' }>;
       const c = a.kind === 'ratio' ? fitRatio(w, h, a.x, a.y) : { w: resolve(a.size.w, w), h: resolve(a.size.h, h) };
       const p = place(a.align, w, h, c.w, c.h);
       cut(p.left, p.top, c.w, c.h);
@@ -45,7 +46,7 @@ export function videoFilters(plan: Plan, W: number, H: number): { filters: strin
       const a = s.args as ScaleCropArgs;
       const k = Math.max(a.w / w, a.h / h);
       scale(Math.max(a.w, Math.round(w * k)), Math.max(a.h, Math.round(h * k)));
-      const p = place(a.smart ? CENTER : a.align, w, h, a.w, a.h);
+      const p = place(a.type ? CENTER : a.align, w, h, a.w, a.h);
       cut(p.left, p.top, a.w, a.h);
     }
   }

@@ -9,6 +9,8 @@ import exifr from 'exifr';
 import type { ImageInfo } from '../../core/file-record.js';
 import { detectKind, headerSize } from './decoders.js';
 import { heicSizeInWorker } from './decode-pool.js';
+import { readHead, svgFacts } from './source.js';
+import { svgBox } from './svg.js';
 import { DECODE_TIMEOUT_MS, MAX_DECODER_INPUT_BYTES } from '../limits.js';
 
 /** Reads image facts without decoding pixels; null when no decoder understands the bytes. */
@@ -16,12 +18,12 @@ export async function readImageInfo(path: string, mimeType: string): Promise<Ima
   let meta: Metadata;
   try {
     // Header only: limitInputPixels off so giant images are still described (they become is_image false).
-    meta = await sharp(path, { limitInputPixels: false, animated: true }).metadata();
+    meta = mimeType === SVG ? await svgMetadata(path) : await sharp(path, { limitInputPixels: false, animated: true }).metadata();
   } catch {
     return readOtherInfo(path, mimeType);
   }
   if (!meta.width || !meta.height) return null;
-  const exif = await readExif(path);
+  const exif = mimeType === SVG ? NO_EXIF : await readExif(path);
   const pages = meta.pages ?? 1;
   return {
     format: formatName(meta.format, mimeType),
@@ -35,6 +37,26 @@ export async function readImageInfo(path: string, mimeType: string): Promise<Ima
     datetime_original: exif.datetimeOriginal,
     dpi: meta.density ? [meta.density, meta.density] : null,
   };
+}
+
+const SVG = 'image/svg+xml';
+const NO_EXIF = { geo: null, datetimeOriginal: null };
+/** Where an SVG's root element is looked for when librsvg cannot read the file in time. */
+const SVG_HEAD_BYTES = 64 * 1024;
+
+/**
+ * An SVG's size as the CDN reads it (librsvg in a child process killed at the decode deadline):
+ * in-process, librsvg's parse of a hostile SVG held a libuv thread for seconds with no deadline.
+ * An SVG too complex or too slow to parse is described by its root element's declared size, the
+ * way it is delivered (as SVG, unrasterized).
+ */
+async function svgMetadata(path: string): Promise<Metadata> {
+  try {
+    return await svgFacts({ path, mime: SVG }, DECODE_TIMEOUT_MS);
+  } catch {
+    const { width, height } = svgBox((await readHead(path, SVG_HEAD_BYTES)).toString('utf8'));
+    return { format: 'svg', width, height, channels: 4, hasAlpha: true, space: 'srgb' } as Metadata;
+  }
 }
 
 /** BMP, TGA, PCX, HEIC: size from the header; no EXIF, colour as the decoders deliver it. */

@@ -3,7 +3,8 @@
  * HTTP layer, which knows the uuid.
  */
 import exifr from 'exifr';
-import { type SourceFile, NOT_IMAGE, inputOf, kindOf, openSource, readHead } from './source.js';
+import type { Metadata } from 'sharp';
+import { type SourceFile, NOT_IMAGE, inputOf, kindOf, openSource, readHead, svgFacts } from './source.js';
 import { type OtherKind, isOtherKind } from './decoders.js';
 import { headerInfo } from './image-info.js';
 import { heicSizeInWorker } from './decode-pool.js';
@@ -20,7 +21,8 @@ export async function imageJson(source: SourceFile, timeoutMs = DECODE_TIMEOUT_M
   const kind = await kindOf(source);
   if (isOtherKind(kind)) return headerJson(source, kind, timeoutMs);
   // Sizes as stored (before EXIF rotation), as the public service reports them with `orientation`.
-  const opened = await openSource(source, { autorotate: false, ignoreIcc: true }, kind);
+  // An SVG's facts come from librsvg in a child process (svg-raster.ts), bounded by the deadline.
+  const opened = kind === 'svg' ? svgOpened(await svgFacts(source, timeoutMs)) : await openSource(source, { autorotate: false, ignoreIcc: true, timeoutMs }, kind);
   const meta = opened.meta;
   let geo: { latitude: number; longitude: number } | null = null;
   let taken: string | null = null;
@@ -43,6 +45,11 @@ export async function imageJson(source: SourceFile, timeoutMs = DECODE_TIMEOUT_M
     geo_location: geo,
     datetime_original: taken,
   };
+}
+
+function svgOpened(meta: Metadata): { meta: Metadata; width: number; height: number; hasAlpha: boolean } {
+  checkInputHeader(meta);
+  return { meta, width: meta.width, height: meta.height, hasAlpha: meta.hasAlpha };
 }
 
 /**

@@ -2,10 +2,11 @@
  * What a stored file is, decided from its bytes (never from what the client claimed): mime type by
  * magic numbers, then image facts for images. Reads only headers, so it is cheap for any size.
  */
-import { fileTypeFromBuffer } from 'file-type';
+import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import type { ContentInfo } from '../../core/file-record.js';
 import { readImageInfo } from './image-info.js';
 import { readHead } from './source.js';
+import { probeVideo } from './video-probe.js';
 import { MAX_INPUT_PIXELS } from '../limits.js';
 
 export interface Inspection {
@@ -18,9 +19,17 @@ const HEAD_BYTES = 64 * 1024;
 
 export async function inspectFile(path: string): Promise<Inspection> {
   const head = await readHead(path, HEAD_BYTES);
-  const mimeType = await sniffMime(head);
+  let mimeType = await sniffMime(head);
+  // A TIFF's directory may sit anywhere (ffmpeg and libtiff write it after the pixels): past the
+  // head, file-type needs the whole file to find it.
+  if (mimeType === 'application/octet-stream' && isTiffMagic(head)) mimeType = (await fileTypeFromFile(path).catch(() => undefined))?.mime ?? 'image/tiff';
   const [type = 'application', subtype = 'octet-stream'] = mimeType.split('/');
   const contentInfo: ContentInfo = { mime: { mime: mimeType, type, subtype } };
+  if (type === 'video') {
+    const video = await probeVideo(path, subtype);
+    if (video) contentInfo.video = video;
+    return { mimeType, isImage: false, contentInfo };
+  }
   if (type !== 'image') return { mimeType, isImage: false, contentInfo };
   const image = await readImageInfo(path, mimeType);
   if (!image) return { mimeType, isImage: false, contentInfo };
@@ -44,6 +53,14 @@ export async function sniffMime(head: Buffer): Promise<string> {
   if (isTga(head)) return 'image/x-tga';
   if (isPcx(head)) return 'image/x-pcx';
   return 'application/octet-stream';
+}
+
+/** Little- or big-endian TIFF header (II*\0 / MM\0*), BigTIFF included. */
+function isTiffMagic(h: Buffer): boolean {
+  if (h.length < 8) return false;
+  const order = h.toString('latin1', 0, 2);
+  const magic = order === 'II' ? h.readUInt16LE(2) : order === 'MM' ? h.readUInt16BE(2) : 0;
+  return magic === 42 || magic === 43;
 }
 
 function looksLikeText(head: Buffer): boolean {

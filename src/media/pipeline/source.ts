@@ -2,13 +2,14 @@
  * Opening a source as a sharp pipeline for any supported input format, with the input limits
  * checked from the header first. Used for the main image and for overlays.
  */
-import { open } from 'node:fs/promises';
-import sharp, { type Metadata } from 'sharp';
+import { open, stat } from 'node:fs/promises';
+import sharp, { type Metadata, type SharpOptions } from 'sharp';
 import { AppError } from '../../core/errors.js';
 import { type InputKind, detectKind, isOtherKind } from './decoders.js';
-import { decodeInWorker } from './decode-pool.js';
-import { DECODE_TIMEOUT_MS, MAX_INPUT_PIXELS, MAX_SVG_BYTES, checkInputHeader } from '../limits.js';
-import { sanitizeSvg } from './svg-sanitize.js';
+import { decodeInWorker, prepareSvgInWorker } from './decode-pool.js';
+import { type SvgTransform, prepareSvg } from './svg.js';
+import { type SvgHeader, runSvgChild } from './svg-raster.js';
+import { DECODE_TIMEOUT_MS, INLINE_SVG_BYTES, MAX_INPUT_PIXELS, MAX_SVG_BYTES, MAX_SVG_RASTER_ELEMENTS, checkInputHeader } from '../limits.js';
 import type { LoadedImage } from './types.js';
 
 /**
@@ -66,8 +67,46 @@ async function readCapped(src: SourceFile, max: number): Promise<Buffer> {
   }
 }
 
-export async function readSvg(src: SourceFile): Promise<string> {
-  return sanitizeSvg((await readCapped(src, MAX_SVG_BYTES)).toString('utf8'));
+/**
+ * The SVG sanitised and, with `transform`, its geometry applied (svg.ts `prepareSvg`), as UTF-8
+ * bytes: in a worker thread when it is large, so parsing it never holds the main thread.
+ */
+export async function readSvg(src: SourceFile, timeoutMs = DECODE_TIMEOUT_MS, transform: SvgTransform | null = null): Promise<{ body: Buffer; elements: number; width: number; height: number }> {
+  const size = src.bytes ? src.bytes.length : (await stat(inputOf(src) as string)).size;
+  if (size > MAX_SVG_BYTES) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${MAX_SVG_BYTES} bytes.`);
+  if (size > INLINE_SVG_BYTES) return prepareSvgInWorker({ path: src.path, bytes: src.bytes ?? null }, transform, timeoutMs);
+  const p = prepareSvg((await readCapped(src, MAX_SVG_BYTES)).toString('utf8'), transform);
+  return { body: Buffer.from(p.svg), elements: p.elements, width: p.width, height: p.height };
+}
+
+/** A sanitised SVG small enough to rasterize (librsvg's cost grows with its elements). */
+async function rasterizableSvg(src: SourceFile, timeoutMs: number): Promise<Buffer> {
+  const { body, elements } = await readSvg(src, timeoutMs);
+  if (elements > MAX_SVG_RASTER_ELEMENTS) {
+    throw new AppError(400, 'ImageTooLarge',
+      `This SVG has ${elements} elements, above the ${MAX_SVG_RASTER_ELEMENTS} that can be rasterized; it can only be delivered as SVG.`);
+  }
+  return body;
+}
+
+/** What librsvg reports about an SVG, in sharp's metadata shape (for `-/json/` and the encoder). */
+function svgMeta(h: SvgHeader): Metadata {
+  return { format: 'svg', width: h.width, height: h.height, channels: h.channels, hasAlpha: h.hasAlpha, space: h.space ?? 'srgb', ...(h.density !== null && { density: h.density }) } as Metadata;
+}
+
+/** An SVG's size and colour facts, read by librsvg in a child process killed at `timeoutMs`. */
+export async function svgFacts(src: SourceFile, timeoutMs = DECODE_TIMEOUT_MS): Promise<Metadata> {
+  const { header } = await runSvgChild(await rasterizableSvg(src, timeoutMs), 'header', timeoutMs);
+  return svgMeta(header);
+}
+
+/** An SVG rasterized at its own size in a child process (svg-raster.ts), then an ordinary PNG pipeline. */
+async function openSvg(src: SourceFile, timeoutMs: number, base: SharpOptions): Promise<Opened> {
+  const started = Date.now();
+  const { header, png } = await runSvgChild(await rasterizableSvg(src, timeoutMs), 'raster', timeoutMs - (Date.now() - started), (h) =>
+    checkInputHeader(h));
+  const img = sharp(png!, base);
+  return { img, width: header.width, height: header.height, hasAlpha: header.hasAlpha, kind: 'svg', format: 'svg', meta: svgMeta(header) };
 }
 
 export interface OpenOptions {
@@ -86,8 +125,9 @@ export async function openSource(src: SourceFile, opts: OpenOptions, kind?: Inpu
     const img = sharp(px.data, { ...base, raw: { width: px.width, height: px.height, channels: px.channels } });
     return { img, width: px.width, height: px.height, hasAlpha: px.channels === 4, kind, format: kind, meta: null };
   }
-  // SVG is rendered from sanitised text held in memory, never from its path (no base directory).
-  const input: string | Buffer = kind === 'svg' ? Buffer.from(await readSvg(src)) : inputOf(src);
+  // SVG is rasterized from sanitised text held in memory, never from its path (no base directory).
+  if (kind === 'svg') return openSvg(src, opts.timeoutMs ?? DECODE_TIMEOUT_MS, base);
+  const input = inputOf(src);
   const meta = src.memo?.meta ?? (await headerOf(input));
   if (src.memo) src.memo.meta = meta;
   checkInputHeader({ width: meta.width, height: meta.pageHeight ?? meta.height });

@@ -8,6 +8,10 @@ import { type PixelKernel, applyKernel, widenGrey } from './pixels.js';
 import { kernelInWorker, widenInWorker } from './decode-pool.js';
 import { DEFAULT_TEXT, type LoadedImage, type OutputOptions, type RawImage, type Stage, type TextStyle } from './types.js';
 import type { Rgba } from './params.js';
+import type { Detection, DetectWhat } from '../detect/types.js';
+import { cachedDetections } from '../detect/cache.js';
+import { detectIn } from '../detect/pool.js';
+import { rgbOf, scaleBoxes } from '../detect/sample.js';
 
 const WHITE: Rgba = { r: 255, g: 255, b: 255, alpha: 1 };
 const CLEAR: Rgba = { r: 0, g: 0, b: 0, alpha: 0 };
@@ -20,6 +24,8 @@ export class PipelineStage implements Stage {
   private pending = false;
   /** Number of materialisations, for tests and keep_profile (a profile survives only unflushed). */
   flushes = 0;
+  /** No transform has touched the decoded original yet: detections may come from the file's cache. */
+  private pristine = true;
 
   constructor(
     private img: Sharp,
@@ -29,6 +35,8 @@ export class PipelineStage implements Stage {
     readonly out: OutputOptions,
     private readonly overlays: (uuid: string) => Promise<LoadedImage>,
     private readonly deadline: Deadline,
+    /** Cache key of the decoded original's detections (file and decode options), null = no cache. */
+    private readonly detectKey: string | null = null,
   ) {
     checkIntermediate(width, height);
   }
@@ -55,6 +63,7 @@ export class PipelineStage implements Stage {
     this.height = height;
     this.hasAlpha = hasAlpha;
     this.pending = true;
+    this.pristine = false;
   }
 
   async settle(): Promise<void> {
@@ -100,6 +109,7 @@ export class PipelineStage implements Stage {
     this.height = height;
     this.hasAlpha = hasAlpha;
     this.pending = false;
+    this.pristine = false;
   }
 
   /** Runs the queued operations into 8-bit sRGB pixels and starts a new pipeline on them. */
@@ -116,6 +126,24 @@ export class PipelineStage implements Stage {
 
   background(): Rgba {
     return this.fill ?? (this.hasAlpha ? CLEAR : WHITE);
+  }
+
+  async detect(what: DetectWhat): Promise<readonly Detection[]> {
+    this.deadline.check();
+    const size = { width: this.width, height: this.height };
+    if (this.pristine) {
+      // The original as decoded: a downscaled copy is read from a clone, the pipeline stays as is.
+      const img = this.timed(this.img.clone());
+      const key = this.detectKey === null ? null : `${this.detectKey}:${what}`;
+      return cachedDetections(key, async () => {
+        const rgb = await rgbOf(img, size.width, size.height);
+        return scaleBoxes(await detectIn(what, rgb, this.deadline.remainingMs()), rgb, size);
+      });
+    }
+    const raw = await this.raw();
+    this.fromRaw(raw);
+    const rgb = await rgbOf(this.create(raw.data, { raw }), raw.width, raw.height);
+    return scaleBoxes(await detectIn(what, rgb, this.deadline.remainingMs()), rgb, size);
   }
 
   /** The pipeline to encode; the caller adds output options only. */

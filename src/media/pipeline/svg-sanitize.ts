@@ -108,6 +108,11 @@ function keptAttribute(a: SaxesAttributeNS): string | null {
 }
 
 export function sanitizeSvg(text: string): string {
+  return sanitizeSvgCounted(text).svg;
+}
+
+/** The sanitised SVG and how many elements it kept (rasterizing cost grows with them). */
+export function sanitizeSvgCounted(text: string): { svg: string; elements: number } {
   // Before parsing: an entity declaration is refused even where a parser would skip it.
   if (/<!ENTITY/i.test(text)) throw new AppError(400, 'InvalidImage', 'SVG files with entity declarations are refused.');
   // Many SVGs use xlink:href without declaring the prefix; librsvg accepts them, so do we.
@@ -116,6 +121,7 @@ export function sanitizeSvg(text: string): string {
   /** Per open element: whether it is kept, and whether its start tag is still open (`<x …` without `>`). */
   const open: { kept: boolean; name: string; pending: boolean }[] = [];
   let dropDepth = 0;
+  let elements = 0;
   let sawRoot = false;
   let usesXlink = false;
   const closePending = (): void => {
@@ -142,6 +148,7 @@ export function sanitizeSvg(text: string): string {
     }
     out.push(`<${tag.local}${attrs.length ? ' ' + attrs.join(' ') : ''}`);
     open.push({ kept: true, name: tag.local, pending: true });
+    elements++;
   });
   parser.on('closetag', () => {
     const el = open.pop()!;
@@ -165,5 +172,5 @@ export function sanitizeSvg(text: string): string {
   }
   if (!sawRoot) throw invalid('no <svg> element');
   if (usesXlink) out[0] = out[0]!.replace(/^<svg/, `<svg xmlns:xlink="${XLINK_NS}"`);
-  return out.join('');
+  return { svg: out.join(''), elements };
 }

@@ -8,6 +8,7 @@ import { AppError } from '../../core/errors.js';
 import type { PlanStep } from '../plan.js';
 import type { CropArgs, ScaleCropArgs } from '../operations/geometry.js';
 import { CENTER, fitInside, fitRatio, place, resolve } from './place.js';
+import { sanitizeSvgCounted } from './svg-sanitize.js';
 
 const UNIT_PX: Record<string, number> = { '': 1, px: 1, pt: 4 / 3, pc: 16, in: 96, cm: 96 / 2.54, mm: 96 / 25.4, em: 16, ex: 8 };
 
@@ -64,8 +65,9 @@ export function transformSvg(text: string, steps: PlanStep[], implicitPreview: {
     } else if (s.name === 'preview') {
       const a = s.args as { w?: number; h?: number };
       ({ w, h } = fitInside(w, h, a.w ?? 2048, a.h ?? 2048));
-    } else if (s.name === 'crop') {
-      const a = s.args as CropArgs;
+    } else if (s.name === 'crop' && (s.args as CropArgs).kind !== 'object') {
+      // Crop by object needs the detectors, which see raster images only: it leaves these as they are.
+      const a = s.args as Exclude<CropArgs, { kind: 'object' }>;
       const c = a.kind === 'ratio' ? fitRatio(w, h, a.x, a.y) : { w: resolve(a.size.w, w), h: resolve(a.size.h, h) };
       const { left, top } = place(a.align, w, h, c.w, c.h);
       cut(left, top, c.w, c.h, w, h);
@@ -73,7 +75,7 @@ export function transformSvg(text: string, steps: PlanStep[], implicitPreview: {
     } else if (s.name === 'scale_crop') {
       const a = s.args as ScaleCropArgs;
       const k = Math.max(a.w / w, a.h / h);
-      const { left, top } = place(a.smart ? CENTER : a.align, w * k, h * k, a.w, a.h);
+      const { left, top } = place(a.type ? CENTER : a.align, w * k, h * k, a.w, a.h);
       cut(left / k, top / k, a.w / k, a.h / k, w, h);
       [w, h] = [a.w, a.h];
     }
@@ -88,4 +90,15 @@ export function transformSvg(text: string, steps: PlanStep[], implicitPreview: {
   const selfClosing = text[root.end - 1] === '/' ? '/' : '';
   const svg = `${text.slice(0, root.start)}<svg ${attrText}${selfClosing}>${text.slice(root.end + 1)}`;
   return { svg, width: w, height: h };
+}
+
+/** Geometry to apply to an SVG served as SVG: its sizing operations, or the implicit preview. */
+export interface SvgTransform { steps: PlanStep[]; preview: { width: number; height: number } | null }
+export interface PreparedSvg { svg: string; elements: number; width: number; height: number }
+
+/** Sanitises an SVG and, with `transform`, applies its geometry (width/height 0 without one). */
+export function prepareSvg(text: string, transform: SvgTransform | null): PreparedSvg {
+  const { svg, elements } = sanitizeSvgCounted(text);
+  if (!transform) return { svg, elements, width: 0, height: 0 };
+  return { ...transformSvg(svg, transform.steps, transform.preview), elements };
 }

@@ -5,6 +5,7 @@
 import type { Sharp, SharpOptions } from 'sharp';
 import type { Rgba } from './params.js';
 import type { PixelKernel, RawImage } from './pixels.js';
+import type { Detection, DetectWhat } from '../detect/types.js';
 
 export type { RawImage };
 
@@ -112,4 +113,10 @@ export interface Stage {
   loadOverlay(uuid: string | 'self'): Promise<LoadedImage>;
   /** Background for areas outside the image: setfill, else transparent (alpha) or white. */
   background(): Rgba;
+  /**
+   * Faces or objects in the current image, in its pixel coordinates, found by the detector
+   * worker threads (media/detect/). While no transform has changed the decoded original, the
+   * answer is cached per file: a second URL of the same file does not detect again.
+   */
+  detect(what: DetectWhat): Promise<readonly Detection[]>;
 }

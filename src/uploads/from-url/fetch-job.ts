@@ -39,19 +39,22 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
 
   const maxBytes = ctx.config.maxUploadBytes;
   try {
-    await tasks.progress(token, 0, null);
+    // The task stays `waiting` until the origin answers: only then is its size known (or known to
+    // be unknown), and `progress` always carries the real total (SDK tests poll for this order).
     const res = await client.download(task.source_url, { maxBytes, timeoutMs: ctx.config.fromUrlTimeoutMs });
+    await tasks.progress(token, 0, res.contentLength);
     const blobKey = fileBlobKey(opts.fileUuid);
     const put = await ctx.blobs.put(blobKey, counted(res, (done) => tasks.progress(token, done, res.contentLength)), {
       maxBytes,
       onTooLarge: () => downloadErrors.tooBig(maxBytes + 1, maxBytes),
     });
     await tasks.progress(token, put.size, put.size);
-    const file = await ctx.files.commit(found.project, { uuid: opts.fileUuid, blobKey, size: put.size, md5: put.md5 }, {
+    const file = await ctx.files.commit(found.project, { uuid: opts.fileUuid, blobKey, size: put.size, md5: put.md5, sha256: put.sha256 }, {
       originalFilename: opts.filename ?? filenameFor(res),
       declaredType: res.headers['content-type'] ?? null,
       store: opts.store,
       metadata: opts.metadata,
+      tags: opts.tags ?? [],
       initiator: apiInitiator(opts.requestId),
       sourceUrl: opts.saveDuplicates ? task.source_url : null,
     });
@@ -60,7 +63,7 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
     // The URL or the remote side is at fault: a final answer for the client, no retry.
     if (isAppError(err) && err.status < 500 && !err.code.startsWith('DownloadFileHTTPNetwork')) return tasks.fail(token, err.code, err.message);
     if (job.attempt >= job.maxAttempts) {
-      const e = isAppError(err) ? err : isOutOfSpace(err) ? insufficientStorage(ctx.log, err, undefined) : null;
+      const e = isAppError(err) ? err : isOutOfSpace(err) ? insufficientStorage(ctx.log, err, {}) : null;
       return tasks.fail(token, e?.code ?? 'DownloadFileInternalServerError', e?.message ?? 'Internal server error.');
     }
     throw err; // network trouble or our own failure: the queue retries with backoff

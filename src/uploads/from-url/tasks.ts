@@ -22,6 +22,8 @@ export interface FromUrlOptions {
   filename: string | null;
   store: StoreChoice;
   metadata: Record<string, string>;
+  /** Normalized tags; absent in tasks created before tags existed. */
+  tags?: string[];
   /** Whether the new file remembers its source URL (so later duplicate checks find it). */
   saveDuplicates: boolean;
   /** The uuid the file will get, chosen up front so a re-run after a crash cannot make two files. */

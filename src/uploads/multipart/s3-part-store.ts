@@ -5,10 +5,10 @@
  * ListParts; completion is CompleteMultipartUpload. The S3 upload id is kept next to the parts, in a
  * tiny object in the bucket, so any node can complete or abort the upload without a schema change.
  */
-import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { BlobStore, PresignedMultipart, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
+import { digestStored } from '../../blobs/digest.js';
 import { fileBlobKey } from '../../core/file-record.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
 
@@ -62,7 +62,8 @@ export class S3PartStore implements MultipartStore {
 
   /**
    * Completes the S3 upload into `destKey` (the file's blob key, fixed at start), then reads the
-   * object once for its MD5 (the CDN's strong ETag; S3's multipart ETag is not an MD5).
+   * object once for its MD5 and SHA-256 (S3's multipart ETag is not an MD5; the parts never passed
+   * through a node to be hashed on the way).
    */
   async assemble(t: PartTarget, destKey: string, expectedBytes: number, onTooLarge: () => Error): Promise<PutResult> {
     if (destKey !== fileBlobKey(t.uuid)) throw new Error('S3 multipart completes into the key chosen at start');
@@ -70,17 +71,12 @@ export class S3PartStore implements MultipartStore {
     if (!id) throw new BlobNotFound(destKey);
     const parts = (await this.mp.listParts(destKey, id)).filter((p) => p.partNumber <= t.parts);
     await this.mp.complete(destKey, id, parts);
-    const hash = crypto.createHash('md5');
-    let size = 0;
-    for await (const c of await this.blobs.get(destKey)) {
-      size += (c as Buffer).length;
-      hash.update(c as Buffer);
-    }
-    if (size > expectedBytes) {
+    const put = await digestStored(this.blobs, destKey);
+    if (put.size > expectedBytes) {
       await this.blobs.delete(destKey);
       throw onTooLarge();
     }
-    return { size, md5: hash.digest('hex') };
+    return put;
   }
 
   async removeParts(t: PartTarget): Promise<void> {

@@ -4,8 +4,8 @@
  * blob under the uuid announced at start, then commits the row like any other upload.
  * Unfinished uploads are reclaimed by a job scheduled at start for their expiry time.
  */
-import crypto from 'node:crypto';
 import type { PutResult } from '../../blobs/store.js';
+import { digestStored } from '../../blobs/digest.js';
 import type { AppContext } from '../../context.js';
 import { apiInitiator } from '../../jobs/file-events.js';
 import { fileBlobKey, type FileRecord, type StoreChoice } from '../../core/file-record.js';
@@ -31,6 +31,7 @@ export interface StartRequest {
   partSize: number;
   store: StoreChoice;
   metadata: Record<string, string>;
+  tags: string[];
 }
 
 export const notFound = () => uploadError(404, 'MultipartFileNotFoundError', 'File is not found.');
@@ -61,6 +62,7 @@ export class MultipartService {
         parts,
         store: r.store === 'auto' ? 'auto' : r.store ? '1' : '0',
         metadata: JSON.stringify(r.metadata),
+        tags: JSON.stringify(r.tags),
         state: 'open',
         claimed_us: null,
         created_us: created,
@@ -112,11 +114,12 @@ export class MultipartService {
     const put = (claim.tookOver ? await this.assembledBefore(blobKey, size) : null) ?? (await this.assemble(row, target, blobKey, size));
     // Never commit (nor, on failure, discard the bytes) after another completion took over.
     await claim.ensureHeld();
-    return this.ctx.files.commit(project, { uuid: row.uuid, blobKey, size: put.size, md5: put.md5 }, {
+    return this.ctx.files.commit(project, { uuid: row.uuid, blobKey, size: put.size, md5: put.md5, sha256: put.sha256 }, {
       originalFilename: row.filename,
       declaredType: row.content_type,
       store: row.store === 'auto' ? 'auto' : row.store === '1',
       metadata: JSON.parse(row.metadata) as Record<string, string>,
+      tags: JSON.parse(row.tags) as string[],
       initiator: apiInitiator(requestId),
     });
   }
@@ -134,9 +137,7 @@ export class MultipartService {
   /** The whole file a dead completion assembled under its key, or null. */
   private async assembledBefore(blobKey: string, size: number): Promise<PutResult | null> {
     if ((await this.ctx.blobs.size(blobKey)) !== size) return null;
-    const hash = crypto.createHash('md5');
-    for await (const chunk of await this.ctx.blobs.get(blobKey)) hash.update(chunk as Buffer);
-    return { size, md5: hash.digest('hex') };
+    return digestStored(this.ctx.blobs, blobKey);
   }
 
   private async checkSizes(row: MultipartRow, target: PartTarget): Promise<void> {

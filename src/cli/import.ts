@@ -1,0 +1,72 @@
+/**
+ * `stowage import`: copy a whole project from the hosted service or another Stowage into a local
+ * project, keeping uuids (docs/import.md). Writes through the file and group services into the
+ * configured metadata store and blob store; the servers need not be running.
+ */
+import type { Command } from 'commander';
+import { createLogger, openStores } from '../app.js';
+import { openBlobStore } from '../blobs/select.js';
+import { loadConfig, type Config } from '../config.js';
+import { FileRestorer } from '../files/restore.js';
+import { FileService } from '../files/service.js';
+import { GroupService } from '../groups/service.js';
+import { newCounters } from '../import/counters.js';
+import { showProgress, summary } from '../import/progress.js';
+import { DEFAULT_RETRY } from '../import/retry.js';
+import { runImport } from '../import/run.js';
+import { SourceClient } from '../import/source-client.js';
+
+export interface ImportCliHelpers {
+  storeOptions(cmd: Command): Command;
+  flagsOf(opts: Record<string, unknown>): Partial<Record<keyof Config, unknown>>;
+}
+
+const HOSTED_REST = 'https://api.uploadcare.com';
+
+function intOption(value: unknown, name: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+export function registerImportCommand(program: Command, h: ImportCliHelpers): void {
+  h.storeOptions(program.command('import').description('copy a project from the hosted service or another Stowage, keeping uuids (docs/import.md)'))
+    .requiredOption('--project <pub-key>', 'public key of the local project to import into')
+    .requiredOption('--pub-key <key>', "the source project's public key")
+    .option('--secret-key <key>', "the source project's secret key [STOWAGE_IMPORT_SECRET_KEY]")
+    .option('--from-rest <url>', 'REST API base URL of the source', HOSTED_REST)
+    .option('--from-cdn <url>', "CDN base URL to read files from (default: each file's original_file_url)")
+    .option('--concurrency <n>', 'files copied at the same time', '4')
+    .option('--retries <n>', 'tries per request on 429, 5xx and network errors', String(DEFAULT_RETRY.attempts))
+    .option('--progress-interval <seconds>', 'how often a progress line is written when not on a terminal', '10')
+    .action(async (opts: Record<string, unknown>) => {
+      const secretKey = typeof opts['secretKey'] === 'string' ? opts['secretKey'] : process.env['STOWAGE_IMPORT_SECRET_KEY'];
+      if (!secretKey) throw new Error('the source secret key is needed: --secret-key or STOWAGE_IMPORT_SECRET_KEY');
+      const concurrency = intOption(opts['concurrency'], '--concurrency', 1, 64);
+      const retry = { ...DEFAULT_RETRY, attempts: intOption(opts['retries'], '--retries', 1, 100) };
+      const intervalMs = intOption(opts['progressInterval'], '--progress-interval', 1, 3600) * 1000;
+
+      const config = loadConfig({ ...h.flagsOf(opts), logLevel: 'warn' });
+      const { db, projects } = await openStores(config, createLogger(config));
+      const blobs = await openBlobStore(config);
+      const counters = newCounters();
+      const source = new SourceClient({ restBase: String(opts['fromRest']), pubKey: String(opts['pubKey']), secretKey, retry, onRetry: () => counters.retries++ });
+      try {
+        const project = await projects.require(String(opts['project']));
+        const files = new FileService(db, blobs);
+        const target = { project, files: new FileRestorer(db, files), groups: new GroupService({ db, files }), maxBytes: config.maxUploadBytes };
+        const stop = showProgress(counters, process.stderr, { tty: process.stderr.isTTY === true, intervalMs });
+        try {
+          await runImport(source, target, { concurrency, retry, cdnBase: typeof opts['fromCdn'] === 'string' ? opts['fromCdn'] : null }, counters);
+        } finally {
+          stop();
+        }
+        process.stdout.write(summary(counters));
+        if (counters.failures.length > 0) process.exitCode = 1;
+      } finally {
+        await source.close();
+        blobs.close?.();
+        await db.close();
+      }
+    });
+}

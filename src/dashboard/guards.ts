@@ -1,0 +1,68 @@
+/**
+ * Request checks the dashboard's cookie-authenticated calls share: same-origin writes (CSRF), the
+ * transport a sign-in may travel on, and the session a request carries.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { AppError } from '../core/errors.js';
+import type { RestSessionAuth } from '../feature.js';
+import { isDirectLoopback, isSecure, proxyMatcher } from '../http/common/trust.js';
+import { sessionCookie } from './cookies.js';
+import type { SessionService } from './sessions.js';
+
+/** The header every dashboard API call sends: a cross-site form cannot set it, and a cross-origin fetch needs a preflight our CORS answer does not grant with cookies. */
+export const DASHBOARD_HEADER = 'x-stowage-dashboard';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export class Guards {
+  private readonly trusted;
+
+  constructor(private readonly ctx: AppContext, private readonly sessions: SessionService) {
+    this.trusted = proxyMatcher(ctx.config.trustedProxies);
+  }
+
+  /** HTTPS (on our socket or per a trusted proxy): the cookie gets `Secure`. */
+  secure(req: FastifyRequest): boolean {
+    return isSecure(req.raw, this.trusted);
+  }
+
+  /** A sign-in carries a secret: the same transport rule as the REST API's Simple auth. */
+  requireSafeTransport(req: FastifyRequest): void {
+    if (this.secure(req) || (this.ctx.config.simpleAuthLoopback && isDirectLoopback(req.raw))) return;
+    throw new AppError(403, 'InsecureTransport', 'Signing in sends the secret key: use HTTPS.');
+  }
+
+  /** A write must come from a page of this very server: its Origin names our host (Host or the REST base URL). */
+  requireSameOrigin(req: FastifyRequest): void {
+    const origin = req.headers.origin;
+    let host: string | null = null;
+    try {
+      host = origin ? new URL(origin).host : null;
+    } catch {
+      host = null;
+    }
+    const ours = [req.headers.host, this.restHost()];
+    if (host === null || !ours.includes(host)) throw new AppError(403, 'CrossSiteRequest', 'Cross-site request refused.');
+  }
+
+  /** The REST API's session check (Feature.restSession). */
+  restSession(): RestSessionAuth {
+    return async (req) => {
+      const token = sessionCookie(req.headers.cookie);
+      if (token === null || req.headers[DASHBOARD_HEADER] !== '1') return null;
+      if (!SAFE_METHODS.has(req.method)) this.requireSameOrigin(req);
+      const session = await this.sessions.resolve(token);
+      if (!session) throw new AppError(401, 'SessionEnded', 'The dashboard session ended: sign in again.');
+      return session.projectId;
+    };
+  }
+
+  private restHost(): string | undefined {
+    try {
+      return new URL(this.ctx.bases.rest).host;
+    } catch {
+      return undefined;
+    }
+  }
+}

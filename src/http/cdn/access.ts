@@ -1,0 +1,42 @@
+/**
+ * Signed CDN URLs: a project that requires them (docs/cdn-signed-urls.md) answers 403 to a CDN
+ * request without a valid `?token=`. Asked by the file and group handlers once they know the
+ * project; the policy comes from the projects service's short cache, so this adds no query to a
+ * warm request. The token never reaches a cache key: plans and rendition keys ignore the query.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { AppContext } from '../../context.js';
+import { AppError } from '../../core/errors.js';
+import { checkCdnToken } from '../../auth/cdn-token.js';
+
+export async function requireCdnAccess(ctx: AppContext, req: IncomingMessage, projectId: number): Promise<void> {
+  const policy = await ctx.projects.cdnPolicy(projectId);
+  if (!policy.signed) return;
+  const raw = req.url ?? '/';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  const token = q < 0 ? null : rawToken(raw.slice(q + 1));
+  // Signed on but no key: nothing can be valid (the key is made when signing is switched on).
+  const check = policy.key
+    ? checkCdnToken(policy.key, token, { path, url: `${ctx.bases.cdn}${path}` }, Math.floor(Date.now() / 1000))
+    : { ok: false as const, reason: 'This project has no CDN signing key.' };
+  if (!check.ok) throw new AppError(403, 'CdnTokenInvalid', check.reason, { 'cache-control': 'no-store' });
+}
+
+/**
+ * The `token` parameter as written: builders put it in the URL unescaped and the `%7e` in its acl
+ * must stay as is (decoded it would split the fields). A fully percent-encoded token is decoded once.
+ */
+function rawToken(query: string): string | null {
+  for (const pair of query.split('&')) {
+    if (!pair.startsWith('token=')) continue;
+    const value = pair.slice(6);
+    if (value.includes('=')) return value;
+    try {
+      return decodeURIComponent(value);
+    } catch {
+      return value;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,130 @@
+/**
+ * Prometheus metrics and request ids on every surface (prom-client, Apache-2.0).
+ *
+ *   GET /metrics   the node's metrics in the Prometheus text format (STOWAGE_METRICS=off hides it)
+ *
+ * Every response carries `X-Request-Id`: the client's own when it sent a sane one, else a new one
+ * (a per-process prefix and a counter: no random bytes on the hot path). Per request the CDN pays a
+ * timestamp, a label lookup and one histogram observe; the label is a coarse kind of URL (a file,
+ * a file with operations, a group), never the URL itself, so the series stay few.
+ */
+import crypto from 'node:crypto';
+import type http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import client from 'prom-client';
+import type { Logger } from 'pino';
+
+type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+export type Surface = 'rest' | 'upload' | 'cdn';
+
+/** Where a Fastify hook leaves the matched route pattern for the outer listener to read. */
+const ROUTE = Symbol('stowage.route');
+type Labeled = http.ServerResponse & { [ROUTE]?: string };
+
+/** On a socket: how many of its received bytes were already counted (keep-alive connections carry many requests). */
+const COUNTED = Symbol('stowage.counted');
+type CountedSocket = http.IncomingMessage['socket'] & { [COUNTED]?: number };
+
+const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export class NodeMetrics {
+  readonly registry = new client.Registry();
+  private readonly duration: client.Histogram<'surface' | 'route' | 'status'>;
+  private readonly uploadBytes: client.Counter;
+  private readonly idPrefix = crypto.randomBytes(4).toString('hex');
+  private seq = 0;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly expose: boolean,
+  ) {
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'stowage_' });
+    this.duration = new client.Histogram({
+      name: 'stowage_http_request_duration_seconds',
+      help: 'HTTP requests by surface, route and status: count and latency until the response ended',
+      labelNames: ['surface', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.uploadBytes = this.counter('stowage_upload_received_bytes_total', 'Bytes received on Upload API connections (request lines, headers and bodies)');
+  }
+
+  /** A counter of this node's registry (features count their own events: webhook failures, 503s). */
+  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): client.Counter<L> {
+    return new client.Counter<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge read when Prometheus scrapes (queue depth, cache hit ratio): nothing per request. */
+  gauge(name: string, help: string, read: () => number | Promise<number>): void {
+    new client.Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
+  }
+
+  /** Fastify surfaces: name the matched route pattern (`/files/:uuid/`) for the request's labels. */
+  routeLabel(res: http.ServerResponse, pattern: string | undefined): void {
+    (res as Labeled)[ROUTE] = pattern ?? 'unmatched';
+  }
+
+  /** Puts /metrics, the request id and the timing in front of a server's request listeners. */
+  attach(server: http.Server, surface: Surface): void {
+    const inner = server.listeners('request') as Listener[];
+    server.removeAllListeners('request');
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (this.expose && req.url === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+        void this.serve(res);
+        return;
+      }
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && SANE_ID.test(given) ? given : `${this.idPrefix}-${(++this.seq).toString(36)}`;
+      res.setHeader('x-request-id', id);
+      const started = performance.now();
+      // Taken now: by the response's 'close' the request may have let go of its socket (null).
+      const socket = req.socket as CountedSocket | null;
+      res.once('close', () => {
+        const route = (res as Labeled)[ROUTE] ?? (surface === 'cdn' ? cdnRoute(req.url ?? '') : 'unmatched');
+        this.duration.observe({ surface, route, status: res.statusCode }, (performance.now() - started) / 1000);
+        if (surface === 'upload' && socket) this.countReceived(socket);
+        if (this.log.isLevelEnabled('debug')) {
+          this.log.debug({ reqId: id, surface, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+        }
+      });
+      for (const l of inner) l.call(server, req, res);
+    });
+  }
+
+  /**
+   * Adds what the connection received since the last count. The socket reads ahead of the request
+   * event (the first chunk of a body arrives with its headers), so counting from the request's start
+   * would miss it; counting per socket at each request's end misses nothing.
+   */
+  private countReceived(socket: CountedSocket): void {
+    const read = socket.bytesRead;
+    this.uploadBytes.inc(Math.max(0, read - (socket[COUNTED] ?? 0)));
+    socket[COUNTED] = read;
+  }
+
+  private async serve(res: http.ServerResponse): Promise<void> {
+    try {
+      const body = await this.registry.metrics();
+      res.writeHead(200, { 'content-type': this.registry.contentType, 'cache-control': 'no-store' }).end(body);
+    } catch (err) {
+      this.log.error({ err }, 'metrics collection failed');
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n');
+    }
+  }
+}
+
+/** A CDN URL's kind, from its shape alone (no parsing): group, file with operations, file, other. */
+export function cdnRoute(url: string): string {
+  if (url.length < 37 || url.charCodeAt(0) !== 47 /* / */) return 'other';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (path.charCodeAt(37) === 126 /* ~ */) return 'group';
+  return path.includes('/-/') ? 'file_operations' : 'file';
+}

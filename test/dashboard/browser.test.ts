@@ -1,0 +1,251 @@
+/**
+ * The dashboard in a real browser (Debian's chromium driven by playwright-core) against a started
+ * Stowage: sign in with the project's keys, the files list with CDN thumbnails and search, a
+ * hostile filename shown as text, the file page (metadata edited and read back over REST, the CDN
+ * URL builder's live preview), groups, a webhook's delivery log, an upload through the official
+ * widget, sign-out. Screenshots go to test-artifacts/dashboard/ (gitignored). Skipped without
+ * chromium, as the widget suite is.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, testS3 } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
+import { makeGroup, png } from '../groups/helpers.js';
+import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'dashboard');
+const HOSTILE = '<img src=x onerror=window.__pwned=1>.png';
+
+let receiver: Receiver;
+let browser: Browser;
+let page: Page;
+/** Console errors and failed requests the page met (CSP violations show up here). */
+const problems: string[] = [];
+let imageUuid = '';
+
+/** With object storage the browser PUTs multipart parts to the bucket: the CORS rule docs/scale-out.md asks operators for. */
+async function allowBrowserParts(bucket: string, origin: string): Promise<void> {
+  const { PutBucketCorsCommand } = await import('@aws-sdk/client-s3');
+  const s3 = await testS3();
+  await s3.client.send(new PutBucketCorsCommand({
+    Bucket: bucket,
+    CORSConfiguration: { CORSRules: [{ AllowedOrigins: [origin], AllowedMethods: ['PUT'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag'] }] },
+  }));
+}
+
+const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
+  const srv = useServer(async () => {
+    receiver = await startReceiver();
+    return { env: { STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } };
+  });
+
+  beforeAll(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    // A subscription first, so the upload below makes a delivery row.
+    const hook = await srv.call('POST', '/webhooks/', { body: JSON.stringify({ target_url: receiver.url, event: 'file.uploaded' }) });
+    expect(hook.status, hook.text).toBe(201);
+    imageUuid = await srv.uploadFile(HOSTILE, await png(640, 400), { type: 'image/png' });
+    await srv.uploadFile('notes.txt', 'plain text, not an image');
+    await receiver.waitFor(2);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // The widget reports telemetry to the hosted service; nothing outside this machine is reachable.
+    await page.route((url) => !url.hostname.startsWith('127.0.0.1'), (route) => route.abort());
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(String(e)));
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+  });
+
+  it('signs in with the project keys and lists files with loaded CDN thumbnails, the hostile name as text', async () => {
+    await page.goto(`${srv.rest}/dashboard/`);
+    await page.fill('#public_key', srv.keys.public_key);
+    await page.fill('#secret_key', srv.keys.secret_key);
+    await page.click('#sign-in button[type=submit]');
+    const row = page.locator(`tr[data-uuid="${imageUuid}"]`);
+    await row.waitFor();
+    await page.waitForFunction((uuid) => {
+      const img = document.querySelector<HTMLImageElement>(`tr[data-uuid="${uuid}"] img.thumb`);
+      return img !== null && img.complete && img.naturalWidth > 0;
+    }, imageUuid);
+    expect(await row.locator('img.thumb').getAttribute('src')).toContain(`/${imageUuid}/-/preview/`);
+    expect(await row.locator('a.filename').textContent()).toBe(HOSTILE);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('tr[data-uuid] img[src="x"]').count()).toBe(0);
+    expect(await page.locator('#total').textContent()).toBe('2 files');
+    // The cookie is not readable by the page's scripts.
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    await shot('01-files');
+  });
+
+  it('filters by type and searches by name', async () => {
+    await page.selectOption('#filter-type', 'other');
+    await page.waitForFunction(() => document.querySelector('#total')?.textContent === '1 file');
+    expect(await page.locator('a.filename').allTextContents()).toEqual(['notes.txt']);
+    await page.selectOption('#filter-type', 'any');
+    await page.fill('#search', 'onerror');
+    await page.click('.filters button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#total')?.textContent === '1 file');
+    expect(await page.locator('a.filename').allTextContents()).toEqual([HOSTILE]);
+  });
+
+  it('opens the file, edits metadata and tags, and the REST API reads them back', async () => {
+    await page.locator(`tr[data-uuid="${imageUuid}"] a.filename`).click();
+    await page.locator('#file-name').waitFor();
+    expect(await page.locator('#file-name').textContent()).toBe(HOSTILE);
+    expect(JSON.parse((await page.locator('#content-info').textContent()) ?? 'null')).toMatchObject({ image: { width: 640, height: 400 } });
+    await page.fill('#meta-key', 'colour');
+    await page.fill('#meta-value', '<b>blue</b>');
+    await page.click('#meta-add button[type=submit]');
+    await page.locator('tr[data-key="colour"]').waitFor();
+    let meta = await srv.call('GET', `/files/${imageUuid}/metadata/`);
+    expect(meta.json).toEqual({ colour: '<b>blue</b>' });
+    await page.fill('tr[data-key="colour"] input', 'green');
+    await page.click('tr[data-key="colour"] button.save-meta');
+    await expect.poll(async () => (await srv.call('GET', `/files/${imageUuid}/metadata/`)).json).toEqual({ colour: 'green' });
+    await page.locator('#file-name').waitFor();
+    await page.fill('#tags', 'Holiday, beach');
+    await page.click('#tags + button');
+    await expect.poll(async () => (await srv.call('GET', `/files/${imageUuid}/tags/`)).json).toEqual({ tags: ['holiday', 'beach'] });
+    meta = await srv.call('GET', `/files/${imageUuid}/metadata/`);
+    expect(meta.json).toEqual({ colour: 'green' });
+  });
+
+  it('builds a CDN URL and the live preview follows it', async () => {
+    const previewWidth = () => page.evaluate(() => {
+      const img = document.querySelector<HTMLImageElement>('#cdn-preview');
+      return img && img.complete ? img.naturalWidth : 0;
+    });
+    await page.waitForFunction(() => document.querySelector('#preview-size')?.textContent === '400×250');
+    expect(await previewWidth()).toBe(400);
+    await page.fill('#op-width', '100');
+    await page.dispatchEvent('#op-width', 'change');
+    await page.selectOption('#op-format', 'webp');
+    await page.waitForFunction(() => document.querySelector('#preview-size')?.textContent === '100×63');
+    expect(await previewWidth()).toBe(100);
+    expect(await page.inputValue('#cdn-url')).toBe(`${srv.cdn}/${imageUuid}/-/preview/100x400/-/format/webp/`);
+    await shot('02-file');
+  });
+
+  it('lists groups', async () => {
+    const groupId = await makeGroup(srv.server, srv.keys, [imageUuid]);
+    await page.click('nav a[href="#/groups"]');
+    const row = page.locator(`tr[data-group="${groupId}"]`);
+    await row.waitFor();
+    await row.locator('button').click();
+    await page.waitForFunction((uuid) => {
+      const img = document.querySelector<HTMLImageElement>(`.group-files a[href="#/files/${uuid}"] img`);
+      return img !== null && img.complete && img.naturalWidth > 0;
+    }, imageUuid);
+    await shot('03-groups');
+  });
+
+  it('shows a webhook with its delivery log, and disables it', async () => {
+    await page.click('nav a[href="#/webhooks"]');
+    const row = page.locator('tr[data-webhook]', { hasText: receiver.url });
+    await row.waitFor();
+    await row.locator('button.show-deliveries').click();
+    await row.locator('.deliveries td.status').first().waitFor();
+    expect(await row.locator('.deliveries td.status').allTextContents()).toEqual(['200', '200']);
+    await shot('04-webhooks');
+    await row.locator('button.toggle').click();
+    await page.waitForFunction(() => document.querySelector('tr[data-webhook] td.state')?.textContent === 'disabled');
+    const hooks = await srv.call('GET', '/webhooks/');
+    expect(hooks.json).toMatchObject([{ target_url: receiver.url, is_active: false }]);
+  });
+
+  it('uploads a file through the official widget and finds it in the list', async () => {
+    await page.click('nav a[href="#/upload"]');
+    await page.waitForFunction(() => typeof (document.getElementById('upload-ctx') as unknown as { getAPI?: unknown } | null)?.getAPI === 'function');
+    await page.evaluate(async () => {
+      const api = (document.getElementById('upload-ctx') as unknown as { getAPI(): { addFileFromObject(file: File): void; uploadAll(): void } }).getAPI();
+      const canvas = new OffscreenCanvas(300, 200);
+      const g = canvas.getContext('2d')!;
+      g.fillStyle = '#3a7bd5';
+      g.fillRect(0, 0, 300, 200);
+      api.addFileFromObject(new File([await canvas.convertToBlob({ type: 'image/png' })], 'from-widget.png', { type: 'image/png' }));
+      api.uploadAll();
+    });
+    const link = page.locator('#uploaded li a');
+    await link.waitFor({ timeout: 30_000 });
+    const uuid = ((await link.getAttribute('href')) ?? '').replace('#/files/', '');
+    expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
+    await shot('05-upload');
+    await page.click('nav a[href="#/files"]');
+    await page.locator(`tr[data-uuid="${uuid}"] a.filename`, { hasText: 'from-widget.png' }).waitFor();
+    const info = await srv.call('GET', `/files/${uuid}/`);
+    expect(info.json).toMatchObject({ original_filename: 'from-widget.png', is_image: true });
+  });
+
+  it('with object storage, the widget PUTs multipart parts straight to the bucket (the CSP allows it)', async (t) => {
+    const bucket = srv.server.bucket;
+    if (!bucket) return t.skip();
+    await allowBrowserParts(bucket, srv.rest);
+    const endpoint = (await testS3()).env(bucket)['STOWAGE_S3_ENDPOINT']!;
+    const puts: string[] = [];
+    page.on('response', (r) => {
+      if (r.request().method() === 'PUT' && r.url().startsWith(endpoint)) puts.push(String(r.status()));
+    });
+    await page.click('nav a[href="#/upload"]');
+    await page.waitForFunction(() => typeof (document.getElementById('upload-ctx') as unknown as { getAPI?: unknown } | null)?.getAPI === 'function');
+    // Above the widget's 25 MiB multipart threshold.
+    await page.evaluate(() => {
+      const api = (document.getElementById('upload-ctx') as unknown as { getAPI(): { addFileFromObject(file: File): void; uploadAll(): void } }).getAPI();
+      api.addFileFromObject(new File([new Uint8Array(26 * 1024 * 1024).fill(7)], 'big.bin', { type: 'application/octet-stream' }));
+      api.uploadAll();
+    });
+    const link = page.locator('#uploaded li a', { hasText: 'big.bin' });
+    await link.waitFor({ timeout: 60_000 });
+    expect(puts.length).toBeGreaterThanOrEqual(2);
+    expect(puts.every((s) => s === '200')).toBe(true);
+    const uuid = ((await link.getAttribute('href')) ?? '').replace('#/files/', '');
+    expect((await srv.call('GET', `/files/${uuid}/`)).json).toMatchObject({ size: 26 * 1024 * 1024 });
+  }, 120_000);
+
+  it('pages through the list with Next and Previous', async () => {
+    // 3 files so far (4 with object storage); 20 more make a second page (pages of 20).
+    const before = srv.server.bucket ? 4 : 3;
+    for (let i = 0; i < 20; i++) await srv.uploadFile(`bulk-${String(i).padStart(2, '0')}.txt`, `file ${i}`);
+    await page.goto(`${srv.rest}/dashboard/#/files`);
+    await page.reload(); // the list as it is now (goto to the same URL changes nothing)
+    await page.waitForFunction((n) => document.querySelector('#total')?.textContent === `${n} files`, 20 + before);
+    const names = () => page.locator('a.filename').allTextContents();
+    const first = await names();
+    expect(first).toHaveLength(20);
+    await page.click('.pager button:has-text("Next")');
+    await page.waitForFunction((n) => document.querySelectorAll('a.filename').length === n, before);
+    const second = await names();
+    expect(second.filter((n) => first.includes(n))).toEqual([]);
+    expect([...first, ...second].sort()).toContain(HOSTILE);
+    expect(await page.locator('.pager button:has-text("Next")').isDisabled()).toBe(true);
+    await page.click('.pager button:has-text("Previous")');
+    await page.waitForFunction(() => document.querySelectorAll('a.filename').length === 20);
+    expect(await names()).toEqual(first);
+    await page.fill('#search', 'bul');
+    await page.click('.filters button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#search-hint')?.textContent !== '');
+    expect(await page.locator('#total').textContent()).toBe(`${20 + before} files`);
+  });
+
+  it('signs out: the session no longer opens the REST API', async () => {
+    // No page broke a CSP rule, threw, or called out (the widget's telemetry is switched off).
+    expect(problems).toEqual([]);
+    await page.click('#logout');
+    await page.locator('#sign-in').waitFor();
+    const status = await page.evaluate(async () => (await fetch('/files/', { headers: { accept: 'application/vnd.svc-v0.7+json', 'x-stowage-dashboard': '1' } })).status);
+    expect(status).toBe(401);
+    await shot('06-signed-out');
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * The OpenAPI documents (docs/openapi.md): `/openapi.json` on the REST and Upload surfaces is a
+ * valid OpenAPI 3.1 document, every route either server registered (the catalog reads them from
+ * Fastify's onRoute) is described in it, input that breaks a route's schema gets the same 400 as
+ * before the schemas, and `/docs/` renders the operations from local assets only.
+ */
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { chromium } from 'playwright-core';
+import { useServer } from '../helpers/use-server.js';
+import { request } from '../helpers/http.js';
+
+const s = useServer();
+const CHROMIUM = '/usr/bin/chromium';
+
+type Operation = { summary?: string; 'x-stowage-undescribed'?: boolean; operationId: string };
+type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
+
+/**
+ * Routes registered but not described yet, as `METHOD path`. Empty when every route is described;
+ * a route added without a description makes the coverage test fail until it is described.
+ */
+const NOT_YET_DESCRIBED: Record<'rest' | 'upload', string[]> = {
+  rest: [],
+  upload: [],
+};
+
+async function documentOf(base: string): Promise<Doc> {
+  const res = await request(`${base}/openapi.json`);
+  expect(res.status, res.text).toBe(200);
+  expect(res.headers.get('content-type')).toBe('application/json');
+  return res.json as Doc;
+}
+
+const operations = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
+
+describe('OpenAPI documents', () => {
+  for (const surface of ['rest', 'upload'] as const) {
+    it(`${surface}: /openapi.json is a valid OpenAPI 3.1 document, served without credentials`, async () => {
+      const doc = await documentOf(s[surface]);
+      expect(doc.openapi).toBe('3.1.0');
+      const validator = new Validator();
+      const result = await validator.validate(structuredClone(doc) as unknown as object);
+      expect(result.errors ?? [], JSON.stringify(result.errors, null, 1)?.slice(0, 4000)).toEqual([]);
+      expect(result.valid).toBe(true);
+      expect(validator.version).toBe('3.1');
+    });
+
+    it(`${surface}: every route the server registered is described, with its methods`, async () => {
+      const doc = await documentOf(s[surface]);
+      const undescribed = operations(doc).filter((o) => o.op['x-stowage-undescribed']).map((o) => o.key);
+      expect(undescribed.sort()).toEqual([...NOT_YET_DESCRIBED[surface]].sort());
+      for (const { key, op } of operations(doc)) if (!op['x-stowage-undescribed']) expect(op.summary, key).toMatch(/\w/);
+      const ids = operations(doc).map((o) => o.op.operationId);
+      expect(ids.length).toBeGreaterThan(8);
+      expect(new Set(ids).size, 'operationIds are unique').toBe(ids.length);
+    });
+  }
+
+  it('lists the REST routes with their methods and auth schemes', async () => {
+    const doc = await documentOf(s.rest);
+    const keys = operations(doc).map((o) => o.key);
+    for (const k of ['GET /files/', 'GET /files/{uuid}/', 'PUT /files/{uuid}/storage/', 'DELETE /files/{uuid}/storage/', 'PUT /files/storage/', 'DELETE /files/storage/', 'GET /files/{uuid}/tags/', 'PUT /files/{uuid}/tags/', 'PATCH /files/{uuid}/tags/']) {
+      expect(keys).toContain(k);
+    }
+    // The document's own routes are served but not listed; Fastify's HEAD twins of GETs are not operations.
+    expect(keys.filter((k) => k.startsWith('HEAD ') || k.includes('/openapi.json') || k.includes('/docs'))).toEqual([]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['uploadcareSignature', 'uploadcareSimple']);
+    const tags = doc.paths['/files/{uuid}/tags/']!['put'] as unknown as { security: unknown; parameters: Array<{ name: string; in: string; required: boolean }>; requestBody: { content: Record<string, { schema: { required?: string[] } }> } };
+    expect(tags.security).toEqual([{ uploadcareSimple: [] }, { uploadcareSignature: [] }]);
+    expect(tags.parameters).toEqual([expect.objectContaining({ name: 'uuid', in: 'path', required: true })]);
+    expect(tags.requestBody.content['application/json']?.schema.required).toEqual(['tags']);
+  });
+
+  it('lists the Upload routes with the upload auth schemes', async () => {
+    const doc = await documentOf(s.upload);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['publicKey', 'signedUpload', 'uploadToken']);
+    const keys = operations(doc).map((o) => o.key);
+    for (const k of ['POST /base/', 'GET /info/', 'POST /from_url/', 'GET /from_url/status/', 'POST /multipart/start/', 'POST /multipart/complete/', 'POST /group/', 'GET /group/info/', 'POST /group/info/', 'POST /tus/', 'HEAD /tus/{id}', 'PATCH /tus/{id}']) {
+      expect(keys).toContain(k);
+    }
+    const base = doc.paths['/base/']!['post'] as unknown as { security: unknown; requestBody: { content: Record<string, unknown> } };
+    expect(base.security).toEqual([{ publicKey: [] }, { publicKey: [], signedUpload: [] }, { publicKey: [], uploadToken: [] }]);
+    expect(Object.keys(base.requestBody.content)).toEqual(['multipart/form-data', 'application/x-www-form-urlencoded']);
+    // The token is the credential of a from_url status.
+    expect((doc.paths['/from_url/status/']!['get'] as unknown as { security: unknown }).security).toEqual([]);
+  });
+});
+
+describe('input checked by the route schemas', () => {
+  it('answers the same 400s as before, after authentication', async () => {
+    const uuid = await s.uploadFile('a.txt', 'a');
+    const cases: Array<[string, string, string | undefined, string]> = [
+      ['GET', '/files/?limit=0', undefined, '`limit` must be an integer from 1 to 1000.'],
+      ['GET', '/files/?stored=maybe', undefined, '`stored` must be true or false.'],
+      ['GET', '/files/?ordering=size', undefined, '`ordering` must be one of datetime_uploaded, -datetime_uploaded.'],
+      ['GET', '/files/?from=yesterday', undefined, '`from` must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.'],
+      ['GET', `/files/${uuid}/?include=everything`, undefined, '`include` accepts only: appdata.'],
+      ['PUT', '/files/storage/', '[]', 'List of UUIDs can not be empty'],
+      ['DELETE', '/files/storage/', '{"uuid": 1}', 'Expected list of UUIDs'],
+      ['PUT', `/files/${uuid}/tags/`, '[1]', 'Expected a JSON object.'],
+      ['PUT', `/files/${uuid}/tags/`, '{}', '`tags` is required: an array of strings (empty clears).'],
+      ['PUT', `/files/${uuid}/metadata/k/`, '5', 'Metadata value must be a JSON string.'],
+      ['PUT', `/files/${uuid}/metadata/k/`, '{', 'Request body is not valid JSON.'],
+      ['GET', '/groups/?ordering=size', undefined, '`ordering` must be datetime_created or -datetime_created.'],
+      ['POST', '/project/cdn_tokens/', '{"path": ""}', '`path` is required: a CDN path starting with a file UUID or group id, or a CDN URL.'],
+      ['POST', '/project/cdn_tokens/', `{"path": "${uuid}/", "expire_in": 0}`, '`expire_in` must be an integer number of seconds from 1 to 31536000.'],
+      ['POST', '/project/cdn_tokens/', `{"path": "${uuid}/", "wildcard": true, "exact_url": true}`, '`wildcard` and `exact_url` exclude each other.'],
+      ['POST', '/convert/document/', '[]', 'Expected JSON object.'],
+      ['POST', '/convert/video/', '{"paths": []}', '“paths” parameter is required.'],
+      ['POST', '/convert/document/', `{"paths": ["${uuid}/document/-/format/pdf/"], "save_in_group": "maybe"}`, '`save_in_group` parameter should be `true` or `false`.'],
+      ['GET', '/addons/uc_clamav_virus_scan/execute/status/', undefined, '`request_id` is required.'],
+    ];
+    for (const [method, path, body, detail] of cases) {
+      const res = await s.call(method, path, body === undefined ? {} : { body });
+      expect([res.status, res.json], `${method} ${path}`).toEqual([400, { detail }]);
+    }
+    // Not a webhook id: 404 before the body is looked at, as before.
+    expect((await s.call('PUT', '/webhooks/abc/', { body: '{"event": "nope"}' })).status).toBe(404);
+    // A tag's own error keeps its message; the first bad field is the one reported.
+    const res = await s.call('GET', '/files/?limit=5000&stored=maybe');
+    expect(res.json).toEqual({ detail: '`stored` must be true or false.' });
+    // Authentication still comes first: a bad query without credentials is a 401, not a 400.
+    expect((await request(`${s.rest}/files/?limit=0`, { headers: { accept: 'application/vnd.uploadcare-v0.7+json' } })).status).toBe(401);
+  });
+});
+
+describe('the docs page', () => {
+  for (const surface of ['rest', 'upload'] as const) {
+    it(`${surface}: /docs/ loads, referencing only its own assets`, async () => {
+      const page = await request(`${s[surface]}/docs/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'/);
+      const refs = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? '');
+      expect(refs.length).toBeGreaterThanOrEqual(3);
+      for (const ref of refs) {
+        expect(ref, 'a local, relative asset').toMatch(/^\.\/[\w.-]+$/);
+        const asset = await request(new URL(ref, `${s[surface]}/docs/`).toString());
+        expect(asset.status, ref).toBe(200);
+      }
+      expect((await request(`${s[surface]}/docs/..%2Fpackage.json`)).status).toBe(404);
+      expect((await request(`${s[surface]}/docs/index.html`)).status).toBe(404);
+    });
+  }
+
+  it.skipIf(!fs.existsSync(CHROMIUM))('renders the REST operations in chromium, with no request leaving the server', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    try {
+      const page = await browser.newPage();
+      const foreign: string[] = [];
+      page.on('request', (r) => {
+        if (!r.url().startsWith(s.rest) && !r.url().startsWith('data:')) foreign.push(r.url());
+      });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(`${s.rest}/docs/`);
+      await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
+      const summaries = await page.locator('.opblock-summary-path').allTextContents();
+      expect(summaries.map((t) => t.replace(/\u200b/g, ''))).toContain('/files/{uuid}/tags/');
+      expect(await page.locator('.opblock').count()).toBeGreaterThanOrEqual(9);
+      expect(foreign).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});

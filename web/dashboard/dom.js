@@ -1,0 +1,56 @@
+// Building DOM without HTML strings: every text given here becomes a text node, so a filename or a
+// metadata value is shown as typed and never parsed as markup.
+
+/**
+ * h('a', { href: '#/x', class: 'c', onclick: fn }, 'text', child, …): an element. Attributes
+ * starting with "on" are listeners; `null`/`undefined`/`false` attributes and children are skipped.
+ */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
+    else if (name === 'value') el.value = value;
+    else el.setAttribute(name, value === true ? '' : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Replaces an element's content. */
+export function show(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+}
+
+export function table(headings, rows) {
+  return h('table', {}, h('thead', {}, h('tr', {}, headings.map((t) => h('th', {}, t)))), h('tbody', {}, rows));
+}
+
+/** An error line for a failed call (the API's `detail`, or each field's messages). */
+export function errorLine(err) {
+  return h('p', { class: 'error', role: 'alert' }, err instanceof Error ? err.message : String(err));
+}
+
+export function formatSize(bytes) {
+  if (bytes === null || bytes === undefined) return '';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let n = bytes;
+  let u = 0;
+  while (n >= 1024 && u < units.length - 1) {
+    n /= 1024;
+    u++;
+  }
+  return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`;
+}
+
+export function formatTime(iso) {
+  return iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '';
+}
