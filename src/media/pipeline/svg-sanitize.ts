@@ -12,6 +12,7 @@
  */
 import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
 import { AppError } from '../../core/errors.js';
+import { MAX_SVG_DEPTH } from '../limits.js';
 
 export const SVG_NS = 'http://www.w3.org/2000/svg';
 const XLINK_NS = 'http://www.w3.org/1999/xlink';
@@ -130,6 +131,10 @@ export function sanitizeSvgCounted(text: string): { svg: string; elements: numbe
   };
   parser.on('doctype', (d) => {
     if (/<!ENTITY/i.test(d)) throw new AppError(400, 'InvalidImage', 'SVG files with entity declarations are refused.');
+  });
+  // Before the parser resolves the new element's namespace (a walk up its ancestors).
+  parser.on('opentagstart', () => {
+    if (open.length >= MAX_SVG_DEPTH) throw invalid(`elements nested deeper than ${MAX_SVG_DEPTH} levels`);
   });
   parser.on('opentag', (tag) => {
     if (dropDepth > 0 || !keepsElement(tag)) {
