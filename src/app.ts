@@ -4,14 +4,11 @@
  */
 import type http from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { baseUrls, type Config } from './config.js';
 import type { AppContext } from './context.js';
 import { openBlobStore } from './blobs/select.js';
-import { openDb } from './db/connect.js';
-import { migrate } from './db/migrations.js';
-import { ProjectRepo } from './projects/repo.js';
-import { ProjectService } from './projects/service.js';
+import { createLogger, openStores } from './stores.js';
 import { FileService } from './files/service.js';
 import { JobQueue } from './jobs/queue.js';
 import { queueMaintenance } from './jobs/maintenance.js';
@@ -34,20 +31,6 @@ export interface RunningApp {
   ctx: AppContext;
   urls: { rest: string; upload: string; cdn: string };
   close(): Promise<void>;
-}
-
-/** Opens the stores and runs migrations: what both `serve` and the admin commands need. */
-export async function openStores(config: Config, log: Logger) {
-  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
-  await migrate(db);
-  const projects = new ProjectService(new ProjectRepo(db));
-  log.debug({ dialect: db.dialect }, 'metadata store ready');
-  return { db, projects };
-}
-
-export function createLogger(config: Config): Logger {
-  // Secrets never reach logs: Authorization headers and key fields are redacted wherever they appear.
-  return pino({ level: config.logLevel, redact: ['*.authorization', '*.headers.authorization', '*.secret', '*.secretKey', '*.secret_key', '*.s3SecretAccessKey'] });
 }
 
 export async function startApp(config: Config, log: Logger = createLogger(config)): Promise<RunningApp> {

@@ -4,13 +4,11 @@
  */
 import { Command, Option } from 'commander';
 import { baseUrls, ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger, openStores, startApp } from './app.js';
+import { createLogger, openStores } from './stores.js';
 import { OPERATOR_BOOLEANS, parseBoolean } from './core/booleans.js';
 import { isAppError } from './core/errors.js';
 import { registerStorageCommands } from './cli/storage.js';
 import { registerDoctorCommand } from './cli/doctor.js';
-import { doctorChecks } from './doctor-checks.js';
-import { AddonSettings, parseAddonList } from './addons/settings.js';
 import { CDN_TOKEN_MAX_TTL_S } from './projects/service.js';
 import { registerPluginCommands } from './cli/plugins.js';
 import { registerImportCommand } from './cli/import.js';
@@ -70,6 +68,8 @@ export function buildCli(): Command {
     .option('--log-level <level>', 'pino log level [STOWAGE_LOG_LEVEL]')
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig(flagsOf(opts));
+      // Loaded here, not at the top: the admin commands need none of the servers or features.
+      const { startApp } = await import('./app.js');
       const app = await startApp(config);
       const demo = await ensureDemoProject(app.ctx.projects);
       const lines = [
@@ -135,6 +135,7 @@ export function buildCli(): Command {
         if (opts['autostore'] !== undefined) patch.autostore = onOff(String(opts['autostore']));
         if (opts['signedCdn'] !== undefined) patch.signedCdn = onOff(String(opts['signedCdn']));
         const p = await projects.update(String(opts['pubKey']), patch);
+        const { AddonSettings, parseAddonList } = await import('./addons/settings.js');
         const addons = new AddonSettings(db);
         if (opts['addonsOnUpload'] !== undefined) await addons.setOnUpload(p.id, parseAddonList(String(opts['addonsOnUpload'])));
         const onUpload = await addons.onUpload(p.id);
@@ -200,7 +201,7 @@ export function buildCli(): Command {
     });
   registerStorageCommands(program, { storeOptions, withStores });
   registerPluginCommands(program);
-  registerDoctorCommand(program, { storeOptions, flagsOf, checks: doctorChecks });
+  registerDoctorCommand(program, { storeOptions, flagsOf, checks: async () => (await import('./doctor-checks.js')).doctorChecks });
   registerImportCommand(program, { storeOptions, flagsOf });
   return program;
 }

@@ -7,7 +7,8 @@ import { exitCode, renderReport, runChecks } from '../doctor/run.js';
 export interface DoctorCliHelpers {
   storeOptions(cmd: Command): Command;
   flagsOf(opts: Record<string, unknown>): Partial<Record<keyof Config, unknown>>;
-  checks: DoctorCheck[];
+  /** Loaded when the command runs: the checks import most of the app. */
+  checks(): Promise<DoctorCheck[]>;
 }
 
 export function registerDoctorCommand(program: Command, h: DoctorCliHelpers): void {
@@ -15,7 +16,7 @@ export function registerDoctorCommand(program: Command, h: DoctorCliHelpers): vo
     .option('--json', 'print JSON', false)
     .action(async (opts: Record<string, unknown>) => {
       const config = loadConfig({ ...h.flagsOf(opts), logLevel: 'warn' });
-      const reports = await runChecks(h.checks, config);
+      const reports = await runChecks(await h.checks(), config);
       process.stdout.write(opts['json'] ? JSON.stringify(reports) + '\n' : renderReport(reports));
       process.exitCode = exitCode(reports);
     });

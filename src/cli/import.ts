@@ -4,17 +4,8 @@
  * configured metadata store and blob store; the servers need not be running.
  */
 import type { Command } from 'commander';
-import { createLogger, openStores } from '../app.js';
-import { openBlobStore } from '../blobs/select.js';
 import { loadConfig, type Config } from '../config.js';
-import { FileRestorer } from '../files/restore.js';
-import { FileService } from '../files/service.js';
-import { GroupService } from '../groups/service.js';
-import { newCounters } from '../import/counters.js';
-import { showProgress, summary } from '../import/progress.js';
 import { DEFAULT_RETRY } from '../import/retry.js';
-import { runImport } from '../import/run.js';
-import { SourceClient } from '../import/source-client.js';
 
 export interface ImportCliHelpers {
   storeOptions(cmd: Command): Command;
@@ -47,26 +38,15 @@ export function registerImportCommand(program: Command, h: ImportCliHelpers): vo
       const intervalMs = intOption(opts['progressInterval'], '--progress-interval', 1, 3600) * 1000;
 
       const config = loadConfig({ ...h.flagsOf(opts), logLevel: 'warn' });
-      const { db, projects } = await openStores(config, createLogger(config));
-      const blobs = await openBlobStore(config);
-      const counters = newCounters();
-      const source = new SourceClient({ restBase: String(opts['fromRest']), pubKey: String(opts['pubKey']), secretKey, retry, onRetry: () => counters.retries++ });
-      try {
-        const project = await projects.require(String(opts['project']));
-        const files = new FileService(db, blobs);
-        const target = { project, files: new FileRestorer(db, files), groups: new GroupService({ db, files }), maxBytes: config.maxUploadBytes };
-        const stop = showProgress(counters, process.stderr, { tty: process.stderr.isTTY === true, intervalMs });
-        try {
-          await runImport(source, target, { concurrency, retry, cdnBase: typeof opts['fromCdn'] === 'string' ? opts['fromCdn'] : null }, counters);
-        } finally {
-          stop();
-        }
-        process.stdout.write(summary(counters));
-        if (counters.failures.length > 0) process.exitCode = 1;
-      } finally {
-        await source.close();
-        blobs.close?.();
-        await db.close();
-      }
+      // Loaded when the command runs: the file and group services pull in most of the app.
+      const { importProject } = await import('../import/command.js');
+      await importProject(config, {
+        project: String(opts['project']),
+        source: { restBase: String(opts['fromRest']), pubKey: String(opts['pubKey']), secretKey },
+        cdnBase: typeof opts['fromCdn'] === 'string' ? opts['fromCdn'] : null,
+        concurrency,
+        retry,
+        intervalMs,
+      });
     });
 }
