@@ -1,10 +1,37 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+const onPostgres = /^postgres/.test(process.env['STOWAGE_DATABASE_URL'] ?? '');
+const onS3 = /^(1|true|yes)$/i.test(process.env['STOWAGE_TEST_S3'] ?? '');
+
+/**
+ * Suites that never use the configured metadata store or blob store (pixel pipelines, parsers,
+ * pure functions; blobs/contract starts its own disk and S3 stores): on PostgreSQL or S3 they would
+ * only repeat the SQLite run, so those runs leave them out.
+ */
+const STORE_FREE = [
+  'test/architecture.test.ts', 'test/helpers/**', 'test/media/**', 'test/core/**', 'test/net/**',
+  'test/auth/upload-credentials.test.ts', 'test/blobs/contract.test.ts', 'test/webhooks/signature.test.ts',
+];
+/**
+ * Suites whose subject is not stored bytes (signatures, HTTP edge cases, webhooks, jobs, the
+ * dashboard and the widget, key administration, metadata-only add-ons): the S3 run leaves them out;
+ * it covers every suite that writes, copies, serves, sweeps or converts files.
+ */
+const NOT_ABOUT_BYTES = [
+  'test/auth/**', 'test/http/**', 'test/webhooks/**', 'test/jobs/**', 'test/dashboard/**', 'test/widget/**', 'test/db/**',
+  'test/cli/cli.test.ts', 'test/addons/clamav.test.ts', 'test/addons/rekognition.test.ts', 'test/addons/labels-search.test.ts', 'test/addons/sdk.test.ts',
+];
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // The reliability suite has its own config and script (vitest.reliability.config.ts).
-    exclude: [...configDefaults.exclude, 'test/reliability/**'],
+    exclude: [
+      ...configDefaults.exclude,
+      'test/reliability/**',
+      ...(onPostgres || onS3 ? STORE_FREE : []),
+      ...(onS3 ? NOT_ABOUT_BYTES : []),
+    ],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
