@@ -64,6 +64,13 @@ export interface FileTagsTable {
   uuid: string;
 }
 
+/** Label names of a file's appdata, lower-cased (migration 0017, core/appdata-labels.ts): search's `appdata_labels`. */
+export interface FileLabelsTable {
+  project_id: number;
+  label_lower: string;
+  uuid: string;
+}
+
 /** Which blob holds a project's bytes with this SHA-256 (migration 0013, docs/storage.md). */
 export interface FileContentsTable {
   project_id: number;
@@ -100,6 +107,7 @@ export interface TokenUsageTable {
 export interface Database extends GroupsTables, WebhooksTables, UploadsTables, AddonsTables, ConversionsTables, TusTables, DashboardTables {
   token_usage: TokenUsageTable;
   file_tags: FileTagsTable;
+  file_labels: FileLabelsTable;
   file_contents: FileContentsTable;
   projects: ProjectsTable;
   secret_keys: SecretKeysTable;

@@ -4,6 +4,7 @@ import { searchOrder, type SearchCursor, type SearchQuery, type Range, type Sort
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { FileRecord } from '../core/file-record.js';
+import { appdataLabelKeys, labelKey } from '../core/appdata-labels.js';
 
 type Row = Selectable<Database['files']>;
 
@@ -98,6 +99,14 @@ export class FileRepo {
   async insert(db: DbOrTrx, f: FileRecord): Promise<void> {
     await db.insertInto('files').values(toRow(f)).execute();
     if (f.tags.length > 0) await db.insertInto('file_tags').values(f.tags.map((tag) => ({ project_id: f.projectId, tag, uuid: f.uuid }))).execute();
+    await insertLabels(db, f.projectId, f.uuid, f.appdata);
+  }
+
+  /** Writes a file's appdata and replaces its label rows (inside the caller's transaction). */
+  async setAppdata(db: DbOrTrx, projectId: number, uuid: string, appdata: FileRecord['appdata']): Promise<void> {
+    await db.updateTable('files').set({ appdata: JSON.stringify(appdata) }).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
+    await db.deleteFrom('file_labels').where('uuid', '=', uuid).execute();
+    await insertLabels(db, projectId, uuid, appdata);
   }
 
   /** Writes a file's new tag list and its index rows (inside the caller's transaction). */
@@ -190,7 +199,8 @@ export class FileRepo {
     return { removed, stored, unstored };
   }
 
-  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'appdata' | 'blob_key'>>): Promise<void> {
+  /** Appdata is not here: setAppdata keeps its label rows with it. */
+  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'blob_key'>>): Promise<void> {
     await db.updateTable('files').set(patch).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
   }
 
@@ -290,10 +300,21 @@ export class FileRepo {
     for (const tag of q.tags.all) all.push(eb('uuid', 'in', tagged(tag)));
     if (q.tags.any.length > 0) all.push(eb('uuid', 'in', eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', projectId).where('file_tags.tag', 'in', q.tags.any)));
     if (q.tags.none.length > 0) all.push(eb('uuid', 'not in', eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', projectId).where('file_tags.tag', 'in', q.tags.none)));
-    // Label names as add-ons write them in appdata (`"Name":"<label>"`, JSON without spaces).
-    if (q.labels.length > 0) all.push(eb.or(q.labels.map((l) => sql<SqlBool>`${sql.ref('appdata')} like ${`%"Name":${escapeLike(JSON.stringify(l))}%`} escape '!'`)));
+    // Label names add-ons wrote in appdata, through file_labels' primary key (migration 0017).
+    if (q.labels.length > 0) {
+      const keys = [...new Set(q.labels.map(labelKey))];
+      all.push(eb('uuid', 'in', eb.selectFrom('file_labels').select('file_labels.uuid').where('file_labels.project_id', '=', projectId).where('file_labels.label_lower', 'in', keys)));
+    }
     return eb.and(all);
   }
+}
+
+const LABEL_ROWS_PER_INSERT = 500;
+
+/** A file's label rows, in chunks that stay under both databases' bound-parameter limits. */
+async function insertLabels(db: DbOrTrx, projectId: number, uuid: string, appdata: FileRecord['appdata']): Promise<void> {
+  const rows = appdataLabelKeys(appdata).map((label_lower) => ({ project_id: projectId, label_lower, uuid }));
+  for (let i = 0; i < rows.length; i += LABEL_ROWS_PER_INSERT) await db.insertInto('file_labels').values(rows.slice(i, i + LABEL_ROWS_PER_INSERT)).execute();
 }
 
 function escapeLike(text: string): string {

@@ -8,6 +8,7 @@
 import { parseDateToUs } from '../core/time.js';
 import { normalizeTag } from '../core/tags.js';
 import { parseUuid } from '../core/ids.js';
+import { LABEL_SYNTAX } from '../core/appdata-labels.js';
 
 export interface Range {
   gt?: number;
@@ -149,7 +150,7 @@ export function parseSearch(body: unknown): { query: SearchQuery } | { errors: S
     tags: { any: list('tags.any', tags['any'], tag) ?? [], all: list('tags.all', tags['all'], tag) ?? [], none: list('tags.none', tags['none'], tag) ?? [] },
     stored: bool('stored', b['stored']),
     removed: bool('removed', b['removed']) ?? false,
-    labels: list('appdata_labels', b['appdata_labels'], (s) => (/^[^"\\\u0000-\u001f]{1,128}$/.test(s) ? s : null)) ?? [],
+    labels: list('appdata_labels', b['appdata_labels'], (s) => (LABEL_SYNTAX.test(s) ? s : null)) ?? [],
     sort,
   };
   if (phrase['original_filename'] !== undefined && exact['original_filename'] !== undefined) fail('phrase', 'original_filename can not be in both phrase and exact.');

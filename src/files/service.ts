@@ -368,7 +368,7 @@ export class FileService {
       const now = formatUs(nowUs());
       const entry: AppdataEntry = { data: w.data, version: w.version, datetime_created: previous?.datetime_created ?? now, datetime_updated: now };
       const appdata = { ...file.appdata, [w.name]: entry };
-      await this.repo.update(trx, projectId, file.uuid, { appdata: JSON.stringify(appdata) });
+      await this.repo.setAppdata(trx, projectId, file.uuid, appdata);
       await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator: w.initiator, previousValues: { appdata: { [w.name]: previous } } });
       if (w.infected) await recordEvent(trx, { projectId, event: 'file.infected', uuid: file.uuid, initiator: w.initiator });
       if (w.remove) {

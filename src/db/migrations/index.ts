@@ -18,6 +18,7 @@ import { searchTextIndex } from './0012_search_text_index.js';
 import { fileContents } from './0013_file_contents.js';
 import { tusMigration } from './0015_tus.js';
 import { dashboardSessions } from './0016_dashboard_sessions.js';
+import { fileLabels } from './0017_file_labels.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -35,4 +36,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0013_file_contents', fileContents],
   ['0015_tus', tusMigration],
   ['0016_dashboard_sessions', dashboardSessions],
+  ['0017_file_labels', fileLabels],
 ];
