@@ -1,7 +1,8 @@
 /**
  * What the labels add-on writes, as search and REST v0.6 read it: `aws_rekognition_detect_labels`
  * runs with its real model on a real photo, then `POST /files/search/` finds the file by
- * `appdata_labels` and v0.6's `rekognition_info` shows the same labels as name -> confidence.
+ * `appdata_labels` (through file_labels, written with the appdata) and v0.6's `rekognition_info`
+ * shows the same labels as name -> confidence. A deleted file leaves live searches.
  */
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +46,8 @@ describe('appdata_labels', () => {
     expect(await search({ appdata_labels: ['Giraffe'] })).toEqual([]);
     // A label is a whole name: part of one matches nothing.
     expect(await search({ appdata_labels: ['Perso'] })).toEqual([]);
+    // Case-insensitive, on both databases.
+    expect(await search({ appdata_labels: ['pERSON'] })).toEqual([photo]);
     expect(await search({ appdata_labels: ['Person'], is_image: false })).not.toContain(other);
   });
 });
@@ -55,5 +58,13 @@ describe('rekognition_info (REST v0.6)', () => {
     expect(r.status).toBe(200);
     expect(Object.keys(r.json.rekognition_info).sort()).toEqual(labels.map((l) => l.Name).sort());
     for (const l of labels) expect(r.json.rekognition_info[l.Name]).toBeCloseTo(l.Confidence / 100, 4);
+  });
+});
+
+describe('a deleted file', () => {
+  it('is no longer found by its labels among live files, only among removed ones', async () => {
+    expect((await s.call('DELETE', `/files/${photo}/storage/`)).status).toBe(200);
+    expect(await search({ appdata_labels: ['Person'] })).toEqual([]);
+    expect(await search({ appdata_labels: ['Person'], removed: true })).toEqual([photo]);
   });
 });
