@@ -14,7 +14,7 @@ import { migrate } from '../../src/db/migrations.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { FileRepo } from '../../src/files/repo.js';
 import { parseSearch } from '../../src/files/search-query.js';
-import { newSchema } from '../helpers/server.js';
+import { newSchema, usingPostgres } from '../helpers/server.js';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-labels-'));
 const schema = newSchema();
@@ -74,5 +74,18 @@ describe('migration 0017', () => {
     expect(await count(['STUFF'])).toBe(labeled.length);
     expect(await count(['Smoking'])).toBe(labeled.filter((i) => i % 7 === 0).length);
     expect(await count(['Tobacco'])).toBe(0);
+  });
+
+  // This store never ran ANALYZE (nor does a server): SQLite then guesses a project is small and
+  // would walk it whole; the repository keeps it starting from file_labels' key. (PostgreSQL's
+  // planner goes by its own statistics: test/files/search-index.test.ts.)
+  it.skipIf(usingPostgres())('starts a labels search from file_labels on SQLite without statistics', async () => {
+    const project = Number((await db.kysely.selectFrom('projects').select('id').executeTakeFirstOrThrow()).id);
+    const parsed = parseSearch({ appdata_labels: ['Thing 1'] });
+    if ('errors' in parsed) throw new Error(JSON.stringify(parsed.errors));
+    const plan = (await new FileRepo(db).searchPlan(project, parsed.query, 21)).join('\n');
+    expect(plan, plan).toMatch(/SEARCH file_labels USING COVERING INDEX sqlite_autoindex_file_labels_1 \(project_id=\? AND label_lower=\?\)/);
+    expect(plan, plan).toMatch(/SEARCH files USING INDEX sqlite_autoindex_files_1 \(uuid=\?\)/);
+    expect(plan, plan).not.toMatch(/files_project_uploaded|SCAN files\b/);
   });
 });
