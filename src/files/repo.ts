@@ -4,7 +4,7 @@ import { searchOrder, type SearchCursor, type SearchQuery, type Range, type Sort
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { FileRecord } from '../core/file-record.js';
-import { appdataLabelKeys, labelKey } from '../core/appdata-labels.js';
+import { insertLabels, labelsCondition, replaceLabels, startFromLabels } from './labels/repo.js';
 
 type Row = Selectable<Database['files']>;
 
@@ -105,8 +105,7 @@ export class FileRepo {
   /** Writes a file's appdata and replaces its label rows (inside the caller's transaction). */
   async setAppdata(db: DbOrTrx, projectId: number, uuid: string, appdata: FileRecord['appdata']): Promise<void> {
     await db.updateTable('files').set({ appdata: JSON.stringify(appdata) }).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
-    await db.deleteFrom('file_labels').where('uuid', '=', uuid).execute();
-    await insertLabels(db, projectId, uuid, appdata);
+    await replaceLabels(db, projectId, uuid, appdata);
   }
 
   /** Writes a file's new tag list and its index rows (inside the caller's transaction). */
@@ -243,7 +242,8 @@ export class FileRepo {
   /** One page of a search: keyset after `cursor` when given, else `offset` rows skipped. */
   async search(projectId: number, q: SearchQuery, page: { limit: number; offset: number; cursor: SearchCursor | null }): Promise<FileRecord[]> {
     const order = searchOrder(q);
-    let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q));
+    const plan = await this.labelsPlan(projectId, q);
+    let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q, plan));
     const cursor = page.cursor;
     if (cursor && cursor.length === order.length) s = s.where((eb) => seek(eb, order, cursor));
     for (const k of order) s = s.orderBy(k.column, k.desc ? 'desc' : 'asc');
@@ -253,7 +253,8 @@ export class FileRepo {
 
   /** The database's plan for one search page, one line per step (tests prove the text index is used). */
   async searchPlan(projectId: number, q: SearchQuery, limit: number): Promise<string[]> {
-    let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q));
+    const plan = await this.labelsPlan(projectId, q);
+    let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q, plan));
     for (const k of searchOrder(q)) s = s.orderBy(k.column, k.desc ? 'desc' : 'asc');
     const page = s.limit(limit).compile();
     const prefix = this.store.dialect === 'postgres' ? 'explain ' : 'explain query plan ';
@@ -262,20 +263,25 @@ export class FileRepo {
   }
 
   async searchCount(projectId: number, q: SearchQuery): Promise<number> {
+    const plan = await this.labelsPlan(projectId, q);
     const r = await this.db
       .selectFrom('files')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where((eb) => this.searchWhere(eb, projectId, q))
+      .where((eb) => this.searchWhere(eb, projectId, q, plan))
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
-  private searchWhere(eb: FilesEb, projectId: number, q: SearchQuery): Expression<SqlBool> {
+  /** `fromLabels`: SQLite should start from file_labels (labels/repo.ts); PostgreSQL's planner decides alone. */
+  private async labelsPlan(projectId: number, q: SearchQuery): Promise<{ fromLabels: boolean }> {
+    const sqlite = this.store.dialect !== 'postgres' && q.labels.length > 0;
+    return { fromLabels: sqlite && (await startFromLabels(this.db, projectId, q.labels)) };
+  }
+
+  private searchWhere(eb: FilesEb, projectId: number, q: SearchQuery, plan: { fromLabels: boolean }): Expression<SqlBool> {
     const pg = this.store.dialect === 'postgres';
-    // SQLite without ANALYZE statistics guesses a project holds ~10 rows and walks it all instead of
-    // starting from the label rows: `+project_id` takes the project index out of its choice then.
-    const byLabels = q.labels.length > 0 && !pg;
-    const all: Array<Expression<SqlBool>> = [byLabels ? sql<SqlBool>`+${sql.ref('project_id')} = ${projectId}` : eb('project_id', '=', projectId)];
+    // `+project_id` takes the project index out of SQLite's choice, which then starts from the labels.
+    const all: Array<Expression<SqlBool>> = [plan.fromLabels ? sql<SqlBool>`+${sql.ref('project_id')} = ${projectId}` : eb('project_id', '=', projectId)];
     all.push(q.removed ? eb('removed_us', 'is not', null) : eb('removed_us', 'is', null));
     if (q.stored === true) all.push(eb('stored_us', 'is not', null));
     if (q.stored === false) all.push(eb('stored_us', 'is', null));
@@ -303,21 +309,10 @@ export class FileRepo {
     for (const tag of q.tags.all) all.push(eb('uuid', 'in', tagged(tag)));
     if (q.tags.any.length > 0) all.push(eb('uuid', 'in', eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', projectId).where('file_tags.tag', 'in', q.tags.any)));
     if (q.tags.none.length > 0) all.push(eb('uuid', 'not in', eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', projectId).where('file_tags.tag', 'in', q.tags.none)));
-    // Label names add-ons wrote in appdata, through file_labels' primary key (migration 0017).
-    if (q.labels.length > 0) {
-      const keys = [...new Set(q.labels.map(labelKey))];
-      all.push(eb('uuid', 'in', eb.selectFrom('file_labels').select('file_labels.uuid').where('file_labels.project_id', '=', projectId).where('file_labels.label_lower', 'in', keys)));
-    }
+    // Label names add-ons wrote in appdata, through file_labels (migration 0017).
+    if (q.labels.length > 0) all.push(labelsCondition(eb, projectId, q.labels));
     return eb.and(all);
   }
-}
-
-const LABEL_ROWS_PER_INSERT = 500;
-
-/** A file's label rows, in chunks that stay under both databases' bound-parameter limits. */
-async function insertLabels(db: DbOrTrx, projectId: number, uuid: string, appdata: FileRecord['appdata']): Promise<void> {
-  const rows = appdataLabelKeys(appdata).map((label_lower) => ({ project_id: projectId, label_lower, uuid }));
-  for (let i = 0; i < rows.length; i += LABEL_ROWS_PER_INSERT) await db.insertInto('file_labels').values(rows.slice(i, i + LABEL_ROWS_PER_INSERT)).execute();
 }
 
 function escapeLike(text: string): string {
