@@ -15,6 +15,22 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * An error whose wire body is a JSON object of its own rather than the surface's `{"detail": …}`:
+ * the management API's field errors, `{"field": ["message"]}` (REST renders `body`; the Upload
+ * surface, which has no such answers, renders the message).
+ */
+export class BodyError extends AppError {
+  constructor(
+    status: number,
+    code: string,
+    readonly body: Readonly<Record<string, unknown>>,
+  ) {
+    super(status, code, Object.values(body).flat().map(String).join(' ') || 'Invalid request.');
+    this.name = 'BodyError';
+  }
+}
+
 export const badRequest = (code: string, message: string): AppError => new AppError(400, code, message);
 export const notFound = (code: string, message: string): AppError => new AppError(404, code, message);
 export const forbidden = (code: string, message: string): AppError => new AppError(403, code, message);

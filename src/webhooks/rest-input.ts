@@ -1,96 +1,133 @@
 /**
- * Validation of webhook subscription input (form-urlencoded or JSON). Field problems answer in
- * DRF style, `{"field": ["message"]}`, all fields at once; a missing required field answers the
- * documented `` `target_url` is missing.`` detail (wire-reference §2.2, §2.10).
+ * The webhook subscription bodies (form-urlencoded or JSON) as route schemas: the same objects
+ * document the fields in /openapi.json and validate them. Field problems answer in DRF style,
+ * `{"field": ["message"]}`, all fields at once (the seam's `invalid`, below); a missing required
+ * field answers the documented `` `target_url` is missing.`` detail instead (wire-reference §2.2, §2.10).
  */
+import { z } from 'zod';
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
+import { AppError, BodyError } from '../core/errors.js';
+import { parsedField, type InputIssue } from '../http/common/route.js';
+import { drfFieldErrors } from '../http/rest/route.js';
 import { FILE_EVENTS } from '../jobs/file-events.js';
 import type { SubscriptionPatch } from './repo.js';
 
 export const PAYLOAD_VERSIONS = ['0.7'] as const;
 const MAX_TARGET_URL = 255;
 const MAX_SECRET = 32;
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; body: Record<string, unknown> };
+/** The code of a missing required field's issue: it answers `{"detail": …}`, not field errors. */
+const MISSING = 'MissingField';
 
 /** C0 controls and DEL: PostgreSQL text refuses NUL outright, and none belongs in a URL or a secret. */
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
-/** Create: target_url and event required; is_active defaults to true, version to 0.7. */
-export function parseCreate(input: Record<string, unknown>): Parsed<Required<Pick<SubscriptionPatch, 'targetUrl' | 'event' | 'isActive' | 'version'>> & { signingSecret: string | null }> {
-  for (const name of ['target_url', 'event'] as const) {
-    if (absent(input[name])) return { ok: false, body: { detail: `\`${name}\` is missing.` } };
-  }
-  const parsed = parseFields(input);
-  if (!parsed.ok) return parsed;
-  const v = parsed.value;
-  return { ok: true, value: { targetUrl: v.targetUrl!, event: v.event!, isActive: v.isActive ?? true, version: v.version ?? '0.7', signingSecret: v.signingSecret ?? null } };
-}
-
-/** Update: every field optional; omitted fields stay unchanged. */
-export function parseUpdate(input: Record<string, unknown>): Parsed<SubscriptionPatch> {
-  return parseFields(input);
-}
-
-/** Unsubscribe: target_url required; without event every subscription of the target goes. */
-export function parseUnsubscribe(input: Record<string, unknown>): Parsed<{ targetUrl: string; event: string | undefined }> {
-  if (absent(input['target_url'])) return { ok: false, body: { detail: '`target_url` is missing.' } };
-  const parsed = parseFields({ target_url: input['target_url'], ...(absent(input['event']) ? {} : { event: input['event'] }) });
-  if (!parsed.ok) return parsed;
-  return { ok: true, value: { targetUrl: parsed.value.targetUrl!, event: parsed.value.event } };
-}
-
-function parseFields(input: Record<string, unknown>): Parsed<SubscriptionPatch> {
-  const errors: Record<string, string[]> = {};
-  const out: SubscriptionPatch = {};
-  const raw = (k: string) => input[k];
-
-  if (raw('target_url') !== undefined) {
-    const r = targetUrl(raw('target_url'));
-    if (typeof r === 'string') out.targetUrl = r;
-    else errors['target_url'] = r;
-  }
-  if (raw('event') !== undefined) {
-    const e = raw('event');
-    if (typeof e === 'string' && (FILE_EVENTS as readonly string[]).includes(e)) out.event = e;
-    else errors['event'] = [`"${String(e)}" is not a valid choice.`];
-  }
-  if (raw('is_active') !== undefined) {
-    const b = parseBoolean(raw('is_active'), REST_API_BOOLEANS);
-    if (b === undefined) errors['is_active'] = ['Must be a valid boolean.'];
-    else out.isActive = b;
-  }
-  if (raw('signing_secret') !== undefined) {
-    const s = raw('signing_secret');
-    if (s === null || s === '') out.signingSecret = null;
-    else if (typeof s !== 'string') errors['signing_secret'] = ['Not a valid string.'];
-    else if (s.length > MAX_SECRET) errors['signing_secret'] = [`Ensure this field has no more than ${MAX_SECRET} characters.`];
-    else if (CONTROL_CHARS.test(s)) errors['signing_secret'] = ['Control characters are not allowed.'];
-    else out.signingSecret = s;
-  }
-  if (raw('version') !== undefined && raw('version') !== '') {
-    const v = typeof raw('version') === 'number' ? String(raw('version')) : raw('version');
-    if (typeof v === 'string' && (PAYLOAD_VERSIONS as readonly string[]).includes(v)) out.version = v;
-    else errors['version'] = [`"${String(raw('version'))}" is not a valid choice.`];
-  }
-  return Object.keys(errors).length > 0 ? { ok: false, body: errors } : { ok: true, value: out };
-}
+const invalidField = (message: string) => new AppError(400, 'BadRequest', message);
 
 function absent(v: unknown): boolean {
   return v === undefined || v === null || v === '';
 }
 
-function targetUrl(v: unknown): string | string[] {
-  if (typeof v !== 'string' || v.trim() === '') return ['This field may not be blank.'];
-  if (v.length > MAX_TARGET_URL) return [`Ensure this field has no more than ${MAX_TARGET_URL} characters.`];
+function targetUrl(v: unknown): string {
+  if (typeof v !== 'string' || v.trim() === '') throw invalidField('This field may not be blank.');
+  if (v.length > MAX_TARGET_URL) throw invalidField(`Ensure this field has no more than ${MAX_TARGET_URL} characters.`);
   // The URL parser would percent-encode or drop them; a URL that names them is not what was meant.
-  if (CONTROL_CHARS.test(v)) return ['Enter a valid URL.'];
+  if (CONTROL_CHARS.test(v)) throw invalidField('Enter a valid URL.');
   let u: URL;
   try {
     u = new URL(v);
   } catch {
-    return ['Enter a valid URL.'];
+    throw invalidField('Enter a valid URL.');
   }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname || /\s/.test(v)) return ['Enter a valid URL.'];
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname || /\s/.test(v)) throw invalidField('Enter a valid URL.');
   return v;
+}
+
+function event(e: unknown): string {
+  if (typeof e === 'string' && (FILE_EVENTS as readonly string[]).includes(e)) return e;
+  throw invalidField(`"${String(e)}" is not a valid choice.`);
+}
+
+function isActive(v: unknown): boolean {
+  const b = parseBoolean(v, REST_API_BOOLEANS);
+  if (b === undefined) throw invalidField('Must be a valid boolean.');
+  return b;
+}
+
+function signingSecret(s: unknown): string | null {
+  if (s === null || s === '') return null;
+  if (typeof s !== 'string') throw invalidField('Not a valid string.');
+  if (s.length > MAX_SECRET) throw invalidField(`Ensure this field has no more than ${MAX_SECRET} characters.`);
+  if (CONTROL_CHARS.test(s)) throw invalidField('Control characters are not allowed.');
+  return s;
+}
+
+/** An empty version is no version (the default stays). */
+function version(raw: unknown): string | undefined {
+  if (raw === '') return undefined;
+  const v = typeof raw === 'number' ? String(raw) : raw;
+  if (typeof v === 'string' && (PAYLOAD_VERSIONS as readonly string[]).includes(v)) return v;
+  throw invalidField(`"${String(raw)}" is not a valid choice.`);
+}
+
+const docs = {
+  target_url: { type: 'string', format: 'uri', maxLength: MAX_TARGET_URL, description: 'The http(s) URL events are POSTed to.' },
+  event: { type: 'string', enum: [...FILE_EVENTS], description: 'The event subscribed to.' },
+  is_active: { type: 'boolean', description: 'Deliveries on or off (default true; forms: `true`/`false`).' },
+  signing_secret: { type: ['string', 'null'], maxLength: MAX_SECRET, description: 'Key of the `X-Uc-Signature` HMAC (empty or null: none).' },
+  version: { type: 'string', enum: [...PAYLOAD_VERSIONS], description: 'Payload version.' },
+};
+
+/** An optional field: absent stays absent; anything else goes through `parse`. */
+const optional = <T>(name: keyof typeof docs, parse: (v: unknown) => T) => parsedField(docs[name], parse).optional();
+
+/** A required field: absent, null or empty answers `` `name` is missing.``. */
+const required = <T>(name: keyof typeof docs, parse: (v: unknown) => T) =>
+  parsedField(docs[name], (v) => {
+    if (absent(v)) throw new AppError(400, MISSING, `\`${name}\` is missing.`);
+    return parse(v);
+  });
+
+const patchOf = (v: { target_url?: string; event?: string; is_active?: boolean; signing_secret?: string | null; version?: string }): SubscriptionPatch => ({
+  ...(v.target_url !== undefined ? { targetUrl: v.target_url } : {}),
+  ...(v.event !== undefined ? { event: v.event } : {}),
+  ...(v.is_active !== undefined ? { isActive: v.is_active } : {}),
+  ...(v.signing_secret !== undefined ? { signingSecret: v.signing_secret } : {}),
+  ...(v.version !== undefined ? { version: v.version } : {}),
+});
+
+/** Create: target_url and event required; is_active defaults to true, version to 0.7. */
+export const createBody = z
+  .object({
+    target_url: required('target_url', targetUrl),
+    event: required('event', event),
+    is_active: optional('is_active', isActive),
+    signing_secret: optional('signing_secret', signingSecret),
+    version: optional('version', version),
+  })
+  .transform((v) => ({ targetUrl: v.target_url, event: v.event, isActive: v.is_active ?? true, version: v.version ?? '0.7', signingSecret: v.signing_secret ?? null }));
+
+/** Update: every field optional; omitted fields stay unchanged. */
+export const updateBody = z
+  .object({
+    target_url: optional('target_url', targetUrl),
+    event: optional('event', event),
+    is_active: optional('is_active', isActive),
+    signing_secret: optional('signing_secret', signingSecret),
+    version: optional('version', version),
+  })
+  .transform(patchOf);
+
+/** Unsubscribe: target_url required; without event (or with an empty one) every subscription of the target goes. */
+export const unsubscribeBody = z
+  .object({
+    target_url: required('target_url', targetUrl),
+    event: optional('event', (v) => (absent(v) ? undefined : event(v))),
+  })
+  .transform((v) => ({ targetUrl: v.target_url, event: v.event }));
+
+/** A missing required field answers its `{"detail": …}` alone; otherwise every bad field at once. */
+export function subscriptionInvalid(issues: readonly InputIssue[]): AppError {
+  const missing = issues.find((i) => i.code === MISSING);
+  if (missing) return new BodyError(400, 'BadRequest', { detail: missing.message });
+  return drfFieldErrors(issues.filter((i) => i.code !== MISSING));
 }

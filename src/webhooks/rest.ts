@@ -2,21 +2,20 @@
  * REST: webhook subscriptions (spec "Webhooks", wire-reference §2.10) and, as an extension, the
  * record of delivery attempts at GET /webhooks/{id}/deliveries/.
  *
- * Subscription bodies are checked by rest-input.ts, which answers every bad field at once in the
- * management API's `{"field": ["message"]}` shape; the schemas below document them.
+ * Subscription bodies are the schemas of rest-input.ts, which document them and, through the
+ * route seam, answer every bad field at once in the management API's `{"field": ["message"]}` shape.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import type { AppContext } from '../context.js';
-import { FILE_EVENTS } from '../jobs/file-events.js';
 import { deliveryJson, subscriptionJson } from './json.js';
 import type { WebhookService } from './service.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
-import { checked, type BodySpec } from '../http/common/route.js';
+import { checked } from '../http/common/route.js';
 import { limitParam } from '../http/rest/query.js';
 import { notFoundAnswer, restErrorJson, restRoute } from '../http/rest/route.js';
-import { PAYLOAD_VERSIONS, parseCreate, parseUnsubscribe, parseUpdate } from './rest-input.js';
+import { createBody, subscriptionInvalid, unsubscribeBody, updateBody } from './rest-input.js';
 
 const DUPLICATE = { non_field_errors: ['This project is already subscribed on this event'] };
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
@@ -30,15 +29,8 @@ const idParams = z.object({
   }).meta({ description: 'The subscription id.' }),
 });
 
-const fields = {
-  target_url: z.string().max(255).meta({ description: 'The URL events are POSTed to.' }),
-  event: z.enum(FILE_EVENTS as unknown as [string, ...string[]]),
-  is_active: z.boolean().meta({ description: 'Deliveries on or off (default true).' }),
-  signing_secret: z.string().max(32).nullable().meta({ description: 'Key of the `X-Uc-Signature` HMAC (empty or null: none).' }),
-  version: z.enum(PAYLOAD_VERSIONS as unknown as [string, ...string[]]).meta({ description: 'Payload version.' }),
-};
 const FORM = ['application/json', 'application/x-www-form-urlencoded'];
-const documented = (schema: z.ZodType): BodySpec<z.ZodType> => ({ schema, contentTypes: FORM, documentOnly: true });
+const subscriptionBody = <S extends z.ZodType>(schema: S) => ({ schema, contentTypes: FORM, read: formOrJsonBody });
 
 const subscriptionSchema = z.object({
   id: z.number().int(),
@@ -90,13 +82,12 @@ export function webhookRoutes(ctx: AppContext, webhooks: WebhookService) {
         url: '/webhooks/',
         tags: WEBHOOKS,
         summary: 'Subscribe to an event',
-        body: documented(z.object({ ...fields, is_active: fields.is_active.optional(), signing_secret: fields.signing_secret.optional(), version: fields.version.optional() })),
+        body: subscriptionBody(createBody),
+        invalid: subscriptionInvalid,
         responses: { 201: { description: 'The new subscription.', schema: subscriptionSchema }, 400: { description: 'Bad fields, or already subscribed.', schema: fieldErrors } },
       },
-      async (req, reply) => {
-        const parsed = parseCreate(formOrJsonBody(req));
-        if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-        const sub = await webhooks.subscribe(req.projectId, parsed.value);
+      async (req, reply, { body }) => {
+        const sub = await webhooks.subscribe(req.projectId, body);
         if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
         return sendJson(reply, 201, subscriptionJson(sub));
       },
@@ -109,13 +100,12 @@ export function webhookRoutes(ctx: AppContext, webhooks: WebhookService) {
         url: '/webhooks/unsubscribe/',
         tags: WEBHOOKS,
         summary: "Unsubscribe a target URL (from one event, or from all without `event`)",
-        body: documented(z.object({ target_url: fields.target_url, event: fields.event.optional() })),
+        body: subscriptionBody(unsubscribeBody),
+        invalid: subscriptionInvalid,
         responses: { 204: { description: 'Unsubscribed.' }, 400: { description: 'Bad fields.', schema: fieldErrors } },
       },
-      async (req, reply) => {
-        const parsed = parseUnsubscribe(formOrJsonBody(req));
-        if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-        await webhooks.unsubscribe(req.projectId, parsed.value.targetUrl, parsed.value.event);
+      async (req, reply, { body }) => {
+        await webhooks.unsubscribe(req.projectId, body.targetUrl, body.event);
         return reply.code(204).send();
       },
     );
@@ -129,13 +119,12 @@ export function webhookRoutes(ctx: AppContext, webhooks: WebhookService) {
         tags: WEBHOOKS,
         summary: 'Change a subscription (omitted fields stay)',
         params: idParams,
-        body: documented(z.object(fields).partial()),
+        body: subscriptionBody(updateBody),
+        invalid: subscriptionInvalid,
         responses: { 200: { description: 'The subscription.', schema: subscriptionSchema }, 400: { description: 'Bad fields, or a duplicate.', schema: fieldErrors }, 404: notFoundAnswer('Subscription') },
       },
-      async (req: FastifyRequest, reply: FastifyReply, { params }) => {
-        const parsed = parseUpdate(formOrJsonBody(req));
-        if (!parsed.ok) return sendJson(reply, 400, parsed.body);
-        const sub = await webhooks.update(req.projectId, params.id, parsed.value);
+      async (req: FastifyRequest, reply: FastifyReply, { params, body }) => {
+        const sub = await webhooks.update(req.projectId, params.id, body);
         if (!sub) throw notFound();
         if (sub === 'duplicate') return sendJson(reply, 400, DUPLICATE);
         return sendJson(reply, 200, subscriptionJson(sub));

@@ -48,9 +48,22 @@ export interface RouteDoc {
   query?: z.ZodType;
   body?: BodySpec<z.ZodType>;
   responses: Readonly<Record<number, ResponseDoc>>;
+  /**
+   * Answers every query and body issue at once (the management API's `{"field": ["message"]}`),
+   * instead of the first one's error. Path parameters still fail first, on their own.
+   */
+  invalid?: (issues: readonly InputIssue[]) => AppError;
   /** Served but left out of the document (the document and its page themselves). */
   hidden?: boolean;
   operationId?: string;
+}
+
+/** One failed input field: its name (the first path segment), message and wire code if any. */
+export interface InputIssue {
+  field: string;
+  message: string;
+  /** The AppError code the field reported (`failWith`, `checked`), if it did. */
+  code?: string;
 }
 
 type Schema = z.ZodType | undefined;
@@ -114,20 +127,40 @@ export function registerRoute<P extends Schema, Q extends Schema, B extends Sche
     url,
     config: { openapi: doc as RouteDoc },
     handler: async (req, reply) => {
-      const input = {
-        params: spec.params ? parse(spec.params, req.params ?? {}, surface) : undefined,
-        query: spec.query ? parse(spec.query, surface.query(req), surface) : undefined,
-        body: body && !body.documentOnly ? parse(body.schema, (body.read ?? surface.body)(req), surface) : undefined,
-      } as RouteInput<P, Q, B>;
+      const params = spec.params ? parseInput(spec.params, req.params ?? {}, surface) : undefined;
+      const query = spec.query ? spec.query.safeParse(surface.query(req)) : undefined;
+      // Without `invalid`, a bad query fails before the body is read (a bad body would answer otherwise).
+      if (query && !query.success && !spec.invalid) throw errorOf(query.error.issues[0], surface);
+      const parsedBody = body && !body.documentOnly ? body.schema.safeParse((body.read ?? surface.body)(req)) : undefined;
+      const failed = [query, parsedBody].flatMap((r) => (r && !r.success ? r.error.issues : []));
+      if (failed.length > 0) throw spec.invalid ? spec.invalid(failed.map(inputIssue)) : errorOf(failed[0], surface);
+      const input = { params, query: query?.data, body: parsedBody?.data } as RouteInput<P, Q, B>;
       return handler(req, reply, input);
     },
   });
 }
 
-function parse(schema: z.ZodType, value: unknown, surface: SurfaceInput): unknown {
+/**
+ * Validates `value` with `schema` as the seam does (the first issue's AppError, or the surface's
+ * plain 400). For input the seam cannot read before the handler: multipart fields after the
+ * stream is parsed, fields checked after a lookup or the credentials, so the error order holds.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, surface: SurfaceInput): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw errorOf(result.error.issues[0], surface);
+}
+
+function inputIssue(issue: z.core.$ZodIssue): InputIssue {
+  const params = 'params' in issue ? (issue.params as Partial<WireError> | undefined) : undefined;
+  return { field: String(issue.path[0] ?? ''), message: issue.message, ...(typeof params?.code === 'string' ? { code: params.code } : {}) };
+}
+
+/** `{"field": ["message", …]}` of every issue, in the order they were found. */
+export function fieldErrors(issues: readonly InputIssue[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const i of issues) (out[i.field] ??= []).push(i.message);
+  return out;
 }
 
 function errorOf(issue: z.core.$ZodIssue | undefined, surface: SurfaceInput): AppError {

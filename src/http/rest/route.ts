@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../../core/errors.js';
+import { AppError, BodyError } from '../../core/errors.js';
 import { jsonBody } from '../common/json.js';
-import { registerRoute, type ResponseDoc, type RouteHandler, type SecurityScheme, type SurfaceRouteSpec, type SurfaceInput } from '../common/route.js';
+import { fieldErrors, parseInput, registerRoute, type InputIssue, type ResponseDoc, type RouteHandler, type SecurityScheme, type SurfaceRouteSpec, type SurfaceInput } from '../common/route.js';
 import { queryOf } from './query.js';
 
 /** Either REST scheme authorises a call. */
@@ -45,3 +45,9 @@ export function restRoute<P extends Schema = undefined, Q extends Schema = undef
 
 /** A 404 answer with the REST error body. */
 export const notFoundAnswer = (what: string): ResponseDoc => ({ description: `${what} not found.`, schema: restErrorJson });
+
+/** Validates REST input the seam could not read before the handler (see `parseInput`). */
+export const restInput = <S extends z.ZodType>(schema: S, value: unknown): z.output<S> => parseInput(schema, value, surface);
+
+/** `invalid` for routes answering DRF-style `{"field": ["message"]}` with every bad field. */
+export const drfFieldErrors = (issues: readonly InputIssue[]): AppError => new BodyError(400, 'BadRequest', fieldErrors(issues));

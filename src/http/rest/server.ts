@@ -3,7 +3,7 @@
  * resource. Bodies are captured raw because the request signature covers their MD5.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { isAppError } from '../../core/errors.js';
+import { BodyError, isAppError } from '../../core/errors.js';
 import { parseRestVersion, type RestVersion } from './version.js';
 import { restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
 import type { AppContext } from '../../context.js';
@@ -94,7 +94,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req.raw, reply.raw));
     if (isAppError(err)) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-      return sendJson(reply, err.status, { detail: err.message });
+      return sendJson(reply, err.status, err instanceof BodyError ? err.body : { detail: err.message });
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) return sendJson(reply, status, { detail: err.message });

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { registerRoute, type ResponseDoc, type RouteHandler, type SecurityScheme, type SurfaceRouteSpec, type SurfaceInput } from '../common/route.js';
+import { parseInput, registerRoute, type ResponseDoc, type RouteHandler, type SecurityScheme, type SurfaceRouteSpec, type SurfaceInput } from '../common/route.js';
 import { uploadError } from './errors.js';
 import { queryParams } from './params.js';
 
@@ -65,3 +65,6 @@ export const uploadFieldDocs = {
 
 /** The form media types Upload API routes take. */
 export const FORM_TYPES = ['multipart/form-data', 'application/x-www-form-urlencoded'] as const;
+
+/** Validates Upload API fields after the handler read them (multipart, merged with the query; see `parseInput`). */
+export const uploadInput = <S extends z.ZodType>(schema: S, value: unknown): z.output<S> => parseInput(schema, value, surface);
