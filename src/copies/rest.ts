@@ -10,29 +10,50 @@ import { remoteCopy } from './remote.js';
 import { boolField, resolveSource } from './source.js';
 import { restFileFor } from '../core/file-json-v06.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
-import { restRoute } from '../http/rest/route.js';
+import { parsedField } from '../http/common/route.js';
+import { restInput, restRoute } from '../http/rest/route.js';
 import { restFileJson as fileSchema } from '../http/common/openapi/wire-schemas.js';
 
 const bad = (message: string) => new AppError(400, 'BadRequest', message);
 
 /*
- * The bodies are read by the handlers: `source` is resolved (a database lookup) before the other
- * fields are checked, and that order decides which error a request with several problems gets.
+ * The bodies' schemas document every field and validate all but `source`, but the seam does not
+ * run them first: `source` is resolved (a database lookup) before the other fields are checked,
+ * and that order decides which error a request with several problems gets. So the handlers
+ * resolve the source, then validate the rest with the same schemas (`restInput`).
  */
 const FORM = ['application/json', 'application/x-www-form-urlencoded'];
 const source = z.string().meta({ description: 'A file UUID or a CDN URL of one (with operations: the copy is rendered).' });
-const bool = (description: string) => z.boolean().optional().meta({ description });
+/** `true`/`false` (JSON or strings); absent or null: the default. */
+const bool = (name: string, def: boolean, description: string) =>
+  parsedField({ type: 'boolean', description }, (v) => boolField(v, name, def))
+    .optional()
+    .transform((v) => v ?? def);
+
+const localFields = z.object({
+  store: bool('store', false, 'Store the copy (default false).'),
+  metadata: parsedField({ type: 'object', additionalProperties: { type: 'string' }, description: 'Metadata of the copy.' }, metadataOf).optional(),
+});
+
+const remoteFields = z.object({
+  target: parsedField({ type: 'string', description: 'The custom storage name (`stowage storage add`).' }, (v) => {
+    if (v === undefined || v === null || v === '') throw bad('`target` parameter is required.');
+    if (typeof v !== 'string') throw bad('Project has no storage with provided name.');
+    return v;
+  }),
+  make_public: bool('make_public', true, 'Public-read object (default true).'),
+  pattern: parsedField({ type: 'string', description: 'Object name pattern, e.g. `${default}` (docs/groups.md).' }, (v) => {
+    if (v !== undefined && v !== null && typeof v !== 'string') throw bad(`Invalid pattern provided: \`${String(v)}\``);
+    return typeof v === 'string' ? v : null;
+  }).optional(),
+});
 
 const localCopySpec = {
   method: 'POST',
   url: '/files/local_copy/',
   tags: ['Files'],
   summary: 'Copy a file within the project',
-  body: {
-    schema: z.object({ source, store: bool('Store the copy (default false).'), metadata: z.record(z.string(), z.string()).optional().meta({ description: 'Metadata of the copy.' }) }),
-    contentTypes: FORM,
-    documentOnly: true,
-  },
+  body: { schema: z.object({ source, ...localFields.shape }), contentTypes: FORM, documentOnly: true },
   responses: { 201: { description: 'The copy.', schema: z.object({ type: z.literal('file'), result: fileSchema }) }, 404: { description: 'Source not found.' } },
 } as const;
 
@@ -41,16 +62,7 @@ const remoteCopySpec = {
   url: '/files/remote_copy/',
   tags: ['Files'],
   summary: "Copy a file to one of the project's custom storages",
-  body: {
-    schema: z.object({
-      source,
-      target: z.string().meta({ description: 'The custom storage name (`stowage storage add`).' }),
-      make_public: bool('Public-read object (default true).'),
-      pattern: z.string().optional().meta({ description: 'Object name pattern, e.g. `${default}` (docs/groups.md).' }),
-    }),
-    contentTypes: FORM,
-    documentOnly: true,
-  },
+  body: { schema: z.object({ source, ...remoteFields.shape }), contentTypes: FORM, documentOnly: true },
   responses: {
     200: { description: 'Already there: its URL.', schema: z.object({ type: z.literal('url'), result: z.string() }) },
     201: { description: 'Copied: its URL.', schema: z.object({ type: z.literal('url'), result: z.string() }) },
@@ -64,8 +76,7 @@ export function copyRoutes(ctx: AppContext, render: RenderStoredFile) {
     restRoute(app, localCopySpec, async (req, reply) => {
       const body = formOrJsonBody(req);
       const src = await resolveSource(ctx, req.projectId, body['source']);
-      const store = boolField(body['store'], 'store', false);
-      const metadata = metadataOf(body['metadata']);
+      const { store, metadata = {} } = restInput(localFields, body);
       const project = await projectOf(ctx, req.projectId);
       const initiator = { type: 'api' as const, detail: { request_id: req.id, addon_name: null, source_file_uuid: src.file.uuid } };
       const file = await localCopy(ctx, project, src, { store, metadata, initiator, render });
@@ -77,13 +88,8 @@ export function copyRoutes(ctx: AppContext, render: RenderStoredFile) {
     restRoute(app, remoteCopySpec, async (req, reply) => {
       const body = formOrJsonBody(req);
       const src = await resolveSource(ctx, req.projectId, body['source']);
-      const target = body['target'];
-      if (target === undefined || target === null || target === '') throw bad('`target` parameter is required.');
-      if (typeof target !== 'string') throw bad('Project has no storage with provided name.');
-      const makePublic = boolField(body['make_public'], 'make_public', true);
-      const pattern = body['pattern'];
-      if (pattern !== undefined && pattern !== null && typeof pattern !== 'string') throw bad(`Invalid pattern provided: \`${String(pattern)}\``);
-      const result = await remoteCopy(ctx, req.projectId, src, { target, makePublic, pattern: typeof pattern === 'string' ? pattern : null, render });
+      const { target, make_public: makePublic, pattern = null } = restInput(remoteFields, body);
+      const result = await remoteCopy(ctx, req.projectId, src, { target, makePublic, pattern, render });
       return sendJson(reply, result.created ? 201 : 200, { type: 'url', result: result.url });
     });
   };
