@@ -2,7 +2,8 @@
  * REST: POST /files/search/ (JS rest-client `searchFiles`; query language in docs/files.md).
  * Query string: `limit` (1..100, default 20), `offset` (offset + limit <= 1000, as the client's
  * paginator expects), `include=appdata`, `cursor` (keyset: the `next` link's, no depth limit).
- * Validation errors answer 400 with `{field: [messages]}`, the shape the client parses.
+ * Validation errors answer 400 with `{field: [messages]}`, the shape the client parses: the route
+ * is `deferred`, its handler runs the documented schemas and adds the cross-field checks.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -10,21 +11,55 @@ import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import { restFileFor } from '../core/file-json-v06.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
+import { AppError, BodyError } from '../core/errors.js';
+import { checked, fieldErrors, inputIssues } from '../http/common/route.js';
+import { queryOf } from '../http/rest/query.js';
 import { restRoute } from '../http/rest/route.js';
-import { jsonObject, restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
+import { restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
 import { parseSearch, searchOrder, type SearchCursor, type SearchErrors, type SearchQuery } from './search-query.js';
 
 const MAX_DEPTH = 1000;
 
-// Strings here: the route reports every bad parameter at once as `{field: [messages]}` (below).
+const bad = (message: string) => new AppError(400, 'BadRequest', message);
+
+/** An integer query parameter: absent or empty is `dflt`. */
+function intOf(v: string | undefined, dflt: number, message: string): number {
+  if (v === undefined || v === '') return dflt;
+  if (!/^\d{1,9}$/.test(v)) throw bad(message);
+  return Number(v);
+}
+
+/*
+ * The route is `deferred`: the handler runs these schemas itself, because every bad field (query,
+ * body, and the cross-field cursor and depth checks) is answered at once as `{field: [messages]}`.
+ */
 const searchQuery = z.object({
-  limit: z.string().optional().meta({ description: 'Page size, 1 to 100 (default 20).' }),
-  offset: z.string().optional().meta({ description: `Offset of the page; offset + limit <= ${MAX_DEPTH} (deeper: follow \`next\`).` }),
-  include: z.string().optional().meta({ description: '`appdata` to include add-on results.' }),
+  limit: checked(z.string().optional(), (v) => {
+    const n = intOf(v, 20, LIMIT_MESSAGE);
+    if (n < 1 || n > 100) throw bad(LIMIT_MESSAGE);
+    return n;
+  }).meta({ type: 'integer', minimum: 1, maximum: 100, description: 'Page size, 1 to 100 (default 20).' }),
+  offset: checked(z.string().optional(), (v) => intOf(v, 0, 'Must be a non-negative integer.')).meta({ type: 'integer', minimum: 0, description: `Offset of the page; offset + limit <= ${MAX_DEPTH} (deeper: follow \`next\`).` }),
+  include: checked(z.string().optional(), (v) => {
+    if (v !== undefined && v !== '' && v !== 'appdata') throw bad('Only appdata can be included.');
+    return v === 'appdata' ? v : undefined;
+  }).meta({ type: 'string', enum: ['appdata'], description: '`appdata` to include add-on results.' }),
   cursor: z.string().optional().meta({ description: "The `next` link's cursor (keyset pages, no depth limit)." }),
 });
+const LIMIT_MESSAGE = 'Must be an integer from 1 to 100.';
 
-const fieldErrors = z.record(z.string(), z.array(z.string())).meta({ description: 'Every invalid field with its messages.' });
+/** The search itself: parseSearch's errors become one issue per field message. */
+const searchBody = z
+  .unknown()
+  .transform((v, ctx) => {
+    const parsed = parseSearch(v);
+    if ('query' in parsed) return parsed.query;
+    for (const [field, messages] of Object.entries(parsed.errors)) for (const message of messages) ctx.addIssue({ code: 'custom', message, path: [field] });
+    return z.NEVER;
+  })
+  .meta({ type: 'object', description: 'The search (docs/files.md).' });
+
+const fieldErrorsJson = z.record(z.string(), z.array(z.string())).meta({ description: 'Every invalid field with its messages.' });
 
 const searchSpec = {
   method: 'POST',
@@ -33,28 +68,28 @@ const searchSpec = {
   summary: 'Search files',
   description: 'The query language is in docs/files.md (`{"query": …, "order": …}`).',
   query: searchQuery,
-  body: { schema: jsonObject.meta({ description: 'The search (docs/files.md).' }), documentOnly: true },
-  responses: { 200: { description: 'A page of matching files.', schema: restPage(restFileSchema) }, 400: { description: 'Invalid fields.', schema: fieldErrors } },
+  body: { schema: searchBody },
+  deferred: true,
+  responses: { 200: { description: 'A page of matching files.', schema: restPage(restFileSchema) }, 400: { description: 'Invalid fields.', schema: fieldErrorsJson } },
 } as const;
 
 export function searchRoutes(ctx: AppContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    restRoute(app, searchSpec, async (req, reply, { query: q }) => {
-      const errors: SearchErrors = {};
-      const limit = intOf(q['limit'], 20);
-      const offset = intOf(q['offset'], 0);
-      if (limit === null || limit < 1 || limit > 100) errors['limit'] = ['Must be an integer from 1 to 100.'];
-      if (offset === null) errors['offset'] = ['Must be a non-negative integer.'];
-      const include = q['include'];
-      if (include !== undefined && include !== '' && include !== 'appdata') errors['include'] = ['Only appdata can be included.'];
-      const parsed = parseSearch(jsonBody(req));
-      if ('errors' in parsed) Object.assign(errors, parsed.errors);
-      const query = 'query' in parsed ? parsed.query : null;
-      const cursor = query && q['cursor'] ? decodeCursor(q['cursor'], query) : null;
-      if (query && q['cursor'] && !cursor) errors['cursor'] = ['Invalid cursor: use the next link of the same search.'];
+    restRoute(app, searchSpec, async (req, reply) => {
+      const raw = queryOf(req.query);
+      const q = inputIssues(searchQuery, raw);
+      const parsed = inputIssues(searchBody, jsonBody(req));
+      // Body errors replace a query parameter's of the same name, as they always have.
+      const errors: SearchErrors = { ...(q.ok ? {} : fieldErrors(q.issues)), ...(parsed.ok ? {} : fieldErrors(parsed.issues)) };
+      const query = parsed.ok ? parsed.data : null;
+      const cursor = query && raw['cursor'] ? decodeCursor(raw['cursor'], query) : null;
+      if (query && raw['cursor'] && !cursor) errors['cursor'] = ['Invalid cursor: use the next link of the same search.'];
+      // The depth limit needs only `limit` and `offset` valid, whatever else is wrong.
+      const limit = validField('limit', raw);
+      const offset = validField('offset', raw);
       if (!cursor && limit !== null && offset !== null && offset + limit > MAX_DEPTH) errors['offset'] = [`offset + limit must not exceed ${MAX_DEPTH}; follow the next link's cursor to go deeper.`];
-      if (Object.keys(errors).length > 0 || !query || limit === null || offset === null) return sendJson(reply, 400, errors);
-
+      if (Object.keys(errors).length > 0 || !query || !q.ok || limit === null || offset === null) throw new BodyError(400, 'BadRequest', errors);
+      const include = q.data.include;
       const [rows, total] = await Promise.all([
         ctx.files.search(req.projectId, query, { limit: limit + 1, offset, cursor }),
         ctx.files.searchCount(req.projectId, query),
@@ -76,9 +111,10 @@ export function searchRoutes(ctx: AppContext) {
   };
 }
 
-function intOf(v: string | undefined, dflt: number): number | null {
-  if (v === undefined || v === '') return dflt;
-  return /^\d{1,9}$/.test(v) ? Number(v) : null;
+/** One page parameter's value, or null when it is invalid. */
+function validField(name: 'limit' | 'offset', raw: Record<string, string | undefined>): number | null {
+  const r = searchQuery.shape[name].safeParse(raw[name]);
+  return r.success ? r.data : null;
 }
 
 /** The cursor names its sort, so a cursor from another search's order is refused, not misread. */

@@ -53,6 +53,12 @@ export interface RouteDoc {
    * instead of the first one's error. Path parameters still fail first, on their own.
    */
   invalid?: (issues: readonly InputIssue[]) => AppError;
+  /**
+   * The query and body schemas are documented here but run by the handler (`inputIssues`,
+   * `parseInput`), because checks that need them parsed (cross-field, a lookup) answer in the same
+   * error. `input.query` and `input.body` are then undefined; path parameters are still parsed.
+   */
+  deferred?: boolean;
   /** Served but left out of the document (the document and its page themselves). */
   hidden?: boolean;
   operationId?: string;
@@ -128,6 +134,7 @@ export function registerRoute<P extends Schema, Q extends Schema, B extends Sche
     config: { openapi: doc as RouteDoc },
     handler: async (req, reply) => {
       const params = spec.params ? parseInput(spec.params, req.params ?? {}, surface) : undefined;
+      if (spec.deferred) return handler(req, reply, { params, query: undefined, body: undefined } as RouteInput<P, Q, B>);
       const query = spec.query ? spec.query.safeParse(surface.query(req)) : undefined;
       // Without `invalid`, a bad query fails before the body is read (a bad body would answer otherwise).
       if (query && !query.success && !spec.invalid) throw errorOf(query.error.issues[0], surface);
@@ -149,6 +156,12 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, surfa
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw errorOf(result.error.issues[0], surface);
+}
+
+/** Validates `value` with `schema`, returning the parsed value or every issue (for `deferred` routes). */
+export function inputIssues<S extends z.ZodType>(schema: S, value: unknown): { ok: true; data: z.output<S> } | { ok: false; issues: InputIssue[] } {
+  const result = schema.safeParse(value);
+  return result.success ? { ok: true, data: result.data } : { ok: false, issues: result.error.issues.map(inputIssue) };
 }
 
 function inputIssue(issue: z.core.$ZodIssue): InputIssue {
