@@ -6,48 +6,34 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
-import { normalizeTags } from '../core/tags.js';
 import { formatCursor } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
-import { extrasParam, restFileFor } from '../core/file-json-v06.js';
+import { restFileFor } from '../core/file-json-v06.js';
 import { sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { jsonObject, restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
 import { fileParams } from './rest-params.js';
-import { boolParam, dateParam, includeParam, limitParam, offsetParam, queryOf, type Query } from '../http/rest/query.js';
+import { dateParam, queryOf } from '../http/rest/query.js';
+import { infoExtrasOf, infoQueryV07, listQueryOf, listQueryV07 } from './list-query.js';
 import { cursorPage, pageLinks, userParams, type CursorPage, type PageLinks } from '../http/rest/pagination.js';
 import { requireVersion } from '../http/rest/version.js';
-import { fileOrdering, formatSizeCursor, sizeCursorParam } from './list-order.js';
+import { formatSizeCursor, sizeCursorParam } from './list-order.js';
 
 const MAX_BATCH = 100;
 const FILES = ['Files'];
 
-/*
- * The list's parameters depend on the API version (v0.6 adds `ordering=size`, `add_fields`), so
- * the handler checks them; the schemas document them (strings: they never refuse).
- */
-const param = (description: string) => z.string().optional().meta({ description });
-const EXTRAS = param('`appdata` (v0.7) to include add-on results; v0.6 spells it `add_fields=rekognition_info`.');
 const LIST_SPEC = {
   method: 'GET',
   url: '/files/',
   tags: FILES,
   summary: "List the project's files",
-  description: 'Cursor pages (wire-reference §2.4): follow `next` / `previous`.',
-  query: z.object({
-    removed: param('Removed files instead of live ones (true or false, default false).'),
-    stored: param('Only stored, or only unstored, files (true or false).'),
-    limit: param('Page size, 1 to 1000 (default 100).'),
-    ordering: param('`datetime_uploaded` (default) or `-datetime_uploaded`; v0.6 also `size` / `-size`.'),
-    from: param('Start after this upload time (ISO 8601), or size with `ordering=size`.'),
-    to: param('End before this upload time (ISO 8601), or size with `ordering=size`.'),
-    offset: param('Ignored by cursor pages (the links carry `offset=0`); a non-negative integer.'),
-    include: EXTRAS,
-    tags: param('Comma-separated tags: only files carrying all of them (at most 10).'),
-  }),
+  description: 'Cursor pages (wire-reference §2.4): follow `next` / `previous`. API v0.6 also takes `ordering=size` / `-size` (then `from` / `to` are sizes) and spells `include=appdata` as `add_fields=rekognition_info`.',
+  query: listQueryV07,
+  // Version-dependent: the handler validates with its version's schema (list-query.ts).
+  deferred: true,
   responses: { 200: { description: 'A page of files.', schema: restPage(restFileSchema).extend({ totals: jsonObject }) } },
 } as const;
 
@@ -57,21 +43,10 @@ const batchJson = z.object({ status: z.literal('ok'), problems: z.record(z.strin
 export function fileRoutes(ctx: AppContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     const json = (req: FastifyRequest, f: FileRecord, extras = false) => restFileFor(req.apiVersion, f, ctx.bases, extras);
-    /** `include=appdata` (v0.7) or `add_fields=rekognition_info` (v0.6). */
-    const wantsExtras = (req: FastifyRequest, q: Query) => {
-      const { name, value } = extrasParam(req.apiVersion);
-      return includeParam(q, [value], name).has(value);
-    };
 
     restRoute(app, LIST_SPEC, async (req, reply) => {
       const q = queryOf(req.query);
-      const removed = boolParam(q, 'removed') ?? false;
-      const stored = boolParam(q, 'stored');
-      const limit = limitParam(q);
-      const order = fileOrdering(q, req.apiVersion);
-      offsetParam(q);
-      const extras = wantsExtras(req, q);
-      const tags = tagsParam(q);
+      const { removed, stored, limit, ordering: order, extras, tags } = listQueryOf(req.apiVersion, q);
       const base = { projectId: req.projectId, removed, stored, desc: order.desc, tags };
       const url = `${ctx.bases.rest}/files/`;
       let result: { page: FileRecord[]; links: PageLinks };
@@ -101,8 +76,8 @@ export function fileRoutes(ctx: AppContext) {
       });
     });
 
-    restRoute(app, { method: 'GET', url: '/files/:uuid/', tags: FILES, summary: "A file's info", params: fileParams, query: z.object({ include: EXTRAS }), responses: { 200: { description: 'The file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
-      const extras = wantsExtras(req, queryOf(req.query));
+    restRoute(app, { method: 'GET', url: '/files/:uuid/', tags: FILES, summary: "A file's info", params: fileParams, query: infoQueryV07, deferred: true, responses: { 200: { description: 'The file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
+      const extras = infoExtrasOf(req.apiVersion, queryOf(req.query));
       const file = await ctx.files.get(req.projectId, uuidOf(req));
       return sendJson(reply, 200, json(req, file, extras));
     });
@@ -145,15 +120,6 @@ export function fileRoutes(ctx: AppContext) {
 
 function withLinks<K>(p: CursorPage<FileRecord, K>, links: (p: CursorPage<FileRecord, K>) => PageLinks): { page: FileRecord[]; links: PageLinks } {
   return { page: p.page, links: links(p) };
-}
-
-/** `tags=a,b`: only files carrying every listed tag (docs/files.md). */
-function tagsParam(q: Record<string, string | undefined>): string[] {
-  const v = q['tags'];
-  if (v === undefined || v === '') return [];
-  const tags = normalizeTags(v.split(',').filter((t) => t.trim() !== ''), 'tags');
-  if (tags.length > 10) throw new AppError(400, 'BadRequest', '`tags` accepts at most 10 tags.');
-  return tags;
 }
 
 function uuidOf(req: FastifyRequest): string {

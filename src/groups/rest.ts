@@ -13,7 +13,7 @@ import { groupSummaryJson, restGroupJson } from './json.js';
 import { parseGroupId, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
 import { cursorPage, pageLinks, userParams } from '../http/rest/pagination.js';
-import { dateParam, limitParam, offsetParam, orderingParam, queryOf } from '../http/rest/query.js';
+import { queryOf, queryParam } from '../http/rest/query.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { jsonObject, restPage } from '../http/common/openapi/wire-schemas.js';
 
@@ -22,13 +22,13 @@ const GROUPS = ['Groups'];
 
 // Documented here, checked by the handlers (an id that is not a group id is simply not found).
 const groupParams = z.object({ id: z.string().meta({ description: 'The group id, `<uuid>~<count>`.' }) });
-const param = (description: string) => z.string().optional().meta({ description });
+// In the order the checks always ran (the first bad one is the one reported).
 const listQuery = z.object({
-  limit: param('Page size, 1 to 1000 (default 100).'),
-  ordering: param('`datetime_created` (default) or `-datetime_created`.'),
-  from: param('Groups created after this time (ISO 8601).'),
-  to: param('Groups created before this time (ISO 8601).'),
-  offset: param('Ignored by cursor pages; a non-negative integer.'),
+  limit: queryParam.limit(),
+  ordering: queryParam.ordering('datetime_created'),
+  from: queryParam.date('from', 'Groups created after this time'),
+  to: queryParam.date('to', 'Groups created before this time'),
+  offset: queryParam.offset(),
 });
 const summaryJson = z.object({ id: z.string(), datetime_created: z.string(), datetime_stored: z.null(), files_count: z.number().int(), cdn_url: z.string(), url: z.string() });
 const groupJson = summaryJson.extend({
@@ -37,13 +37,8 @@ const groupJson = summaryJson.extend({
 
 export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    restRoute(app, { method: 'GET', url: '/groups/', tags: GROUPS, summary: "List the project's groups", query: listQuery, responses: { 200: { description: 'A page of groups.', schema: restPage(summaryJson) } } }, async (req, reply) => {
+    restRoute(app, { method: 'GET', url: '/groups/', tags: GROUPS, summary: "List the project's groups", query: listQuery, responses: { 200: { description: 'A page of groups.', schema: restPage(summaryJson) } } }, async (req, reply, { query: { limit, ordering: desc, from, to } }) => {
       const q = queryOf(req.query);
-      const limit = limitParam(q);
-      const desc = orderingParam(q, 'datetime_created');
-      const from = dateParam(q, 'from');
-      const to = dateParam(q, 'to');
-      offsetParam(q);
       const base = { projectId: req.projectId, desc };
       const { page, first, last, hasNext, hasPrevious } = await cursorPage(
         { limit, from, to },
