@@ -127,6 +127,79 @@ describe('input checked by the route schemas', () => {
   });
 });
 
+type Param = { name: string; in: string; schema: Record<string, unknown> };
+type BodyOp = { parameters?: Param[]; requestBody?: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>>; required?: string[] } }> } };
+
+describe('REST routes whose handlers used to check their input by hand', () => {
+  it('documents the fields their schemas validate', async () => {
+    const doc = await documentOf(s.rest);
+    const op = (path: string, method: string) => doc.paths[path]![method] as unknown as BodyOp;
+    const bodyOf = (path: string, method = 'post') => op(path, method).requestBody!.content['application/json']!.schema;
+    const paramOf = (path: string, name: string) => op(path, 'get').parameters?.find((p) => p.name === name)?.schema;
+
+    expect(bodyOf('/webhooks/').required).toEqual(['target_url', 'event']);
+    expect(bodyOf('/webhooks/').properties['event']!['enum']).toContain('file.uploaded');
+    expect(bodyOf('/webhooks/{id}/', 'put').properties['is_active']!['type']).toBe('boolean');
+    expect(bodyOf('/files/local_copy/').properties['store']!['type']).toBe('boolean');
+    expect(bodyOf('/files/remote_copy/').required).toEqual(['source', 'target']);
+    expect(op('/files/search/', 'post').parameters?.find((p) => p.name === 'limit')?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
+    for (const name of ['removed', 'stored', 'limit', 'ordering', 'offset', 'include', 'tags', 'from', 'to']) expect(paramOf('/files/', name), name).toBeDefined();
+    expect(paramOf('/files/{uuid}/', 'include')).toBeDefined();
+    for (const name of ['limit', 'ordering', 'from', 'to', 'offset']) expect(paramOf('/groups/', name), name).toBeDefined();
+  });
+
+  it('answer bad values with the same status and bodies as before', async () => {
+    const uuid = await s.uploadFile('b.txt', 'b');
+    const other = '00000000-0000-4000-8000-000000000000';
+    const cases: Array<[string, string, string, unknown]> = [
+      ['POST', '/webhooks/', '{"target_url": "ftp://x", "event": "nope", "is_active": "maybe"}', { target_url: ['Enter a valid URL.'], event: ['"nope" is not a valid choice.'], is_active: ['Must be a valid boolean.'] }],
+      // A missing required field answers alone, whatever else is wrong.
+      ['POST', '/webhooks/', '{"event": "nope", "signing_secret": 5}', { detail: '`target_url` is missing.' }],
+      ['POST', '/webhooks/', '{"target_url": "https://example.com/h"}', { detail: '`event` is missing.' }],
+      ['PUT', '/webhooks/1/', '{"version": "9", "signing_secret": "\\u0001"}', { signing_secret: ['Control characters are not allowed.'], version: ['"9" is not a valid choice.'] }],
+      ['POST', '/webhooks/unsubscribe/', '{"event": ""}', { detail: '`target_url` is missing.' }],
+      ['POST', '/files/local_copy/', `{"source": "${uuid}", "store": "maybe"}`, { detail: '`store` parameter should be `true` or `false`.' }],
+      ['POST', '/files/local_copy/', `{"source": "${uuid}", "metadata": "x"}`, { detail: '`metadata` must be an object of string keys to string values.' }],
+      // The source is looked up before the other fields are checked.
+      ['POST', '/files/local_copy/', `{"source": "${other}", "store": "maybe"}`, { detail: 'Bad `source` parameter. Use UUID or CDN URL.' }],
+      ['POST', '/files/remote_copy/', `{"source": "${uuid}"}`, { detail: '`target` parameter is required.' }],
+      ['POST', '/files/remote_copy/', `{"source": "${uuid}", "target": 5}`, { detail: 'Project has no storage with provided name.' }],
+      ['POST', '/files/remote_copy/', `{"source": "${uuid}", "target": "s", "make_public": "x"}`, { detail: '`make_public` parameter should be `true` or `false`.' }],
+      ['POST', '/files/remote_copy/', `{"source": "${uuid}", "target": "s", "pattern": 5}`, { detail: 'Invalid pattern provided: `5`' }],
+      [
+        'POST',
+        '/files/search/?limit=500&offset=x&include=all',
+        '{"bogus": 1}',
+        {
+          limit: ['Must be an integer from 1 to 100.'],
+          offset: ['Must be a non-negative integer.'],
+          include: ['Only appdata can be included.'],
+          bogus: ['Unknown field.'],
+          non_field_errors: ['Give at least one condition: query, phrase, exact, datetime_uploaded, size, is_image, tags, stored, removed, appdata_labels.'],
+        },
+      ],
+      // The depth check runs whenever limit and offset are valid, alongside the other fields' errors.
+      ['POST', '/files/search/?include=all&offset=990&limit=20', '{"is_image": true}', { include: ['Only appdata can be included.'], offset: ["offset + limit must not exceed 1000; follow the next link's cursor to go deeper."] }],
+      ['GET', `/files/?tags=${'a,b,c,d,e,f,g,h,i,j,k'}`, '', { detail: '`tags` accepts at most 10 tags.' }],
+      ['GET', '/files/?include=all', '', { detail: '`include` accepts only: appdata.' }],
+      ['GET', '/files/?removed=x&limit=0', '', { detail: '`removed` must be true or false.' }],
+      ['GET', `/files/${uuid}/?add_fields=x&include=all`, '', { detail: '`include` accepts only: appdata.' }],
+      ['GET', '/groups/?from=yesterday', '', { detail: '`from` must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.' }],
+      ['GET', '/groups/?limit=x&from=yesterday', '', { detail: '`limit` must be an integer from 1 to 1000.' }],
+    ];
+    for (const [method, path, body, json] of cases) {
+      const res = await s.call(method, path, { body });
+      expect([res.status, res.json], `${method} ${path} ${body}`).toEqual([400, json]);
+    }
+    // v0.6 has its own parameters: `ordering=size` is accepted, `add_fields` is checked, `include` is not.
+    const v06 = { accept: 'application/vnd.uploadcare-v0.6+json' };
+    expect((await s.call('GET', '/files/?ordering=-size&include=all', v06)).status).toBe(200);
+    expect((await s.call('GET', '/files/?add_fields=x', v06)).json).toEqual({ detail: '`add_fields` accepts only: rekognition_info.' });
+    expect((await s.call('GET', `/files/${uuid}/?add_fields=x`, v06)).json).toEqual({ detail: '`add_fields` accepts only: rekognition_info.' });
+    expect((await s.call('GET', '/files/?ordering=size&from=yesterday', v06)).json).toEqual({ detail: '`from` must be a size in bytes when ordering by size.' });
+  });
+});
+
 describe('the docs page', () => {
   for (const surface of ['rest', 'upload'] as const) {
     it(`${surface}: /docs/ loads, referencing only its own assets`, async () => {
