@@ -18,7 +18,8 @@ import type { StagedBlob } from './service.js';
 import { fileTooLarge, mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
 import { sendJson } from '../http/common/json.js';
-import { checkNoNulls, firstOf, metadataFields, publicKeyFields, queryParams, requireProject, sdkHeaderKey, storeChoice, tagFields, type Params } from '../http/upload/params.js';
+import { checkNoNulls, firstOf, publicKeyFields, queryParams, requireProject, sdkHeaderKey, type Params } from '../http/upload/params.js';
+import { newFileFields, newFileSchema, uploadFieldsOf } from '../http/upload/fields.js';
 import { AnonymousStagingBudget, type AnonymousStaging } from './anonymous-staging.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
@@ -31,9 +32,10 @@ interface StagedPart {
   staged: StagedBlob;
 }
 
-const { UPLOADCARE_PUB_KEY, UPLOADCARE_STORE, signature, expire, tags, metadata } = uploadFieldDocs;
+const { UPLOADCARE_PUB_KEY, signature, expire } = uploadFieldDocs;
 
-// The body is streamed by the handler (files staged as they arrive), so it is documented only.
+// The body is streamed by the handler (files staged as they arrive), so the seam only documents it;
+// the handler validates the fields with newFileSchema (the same field schemas) after the stream.
 const BASE_SPEC = {
   method: 'POST',
   url: '/base/',
@@ -42,7 +44,7 @@ const BASE_SPEC = {
   query: z.object({ jsonerrors: uploadFieldDocs.jsonerrors }),
   body: {
     schema: z
-      .object({ UPLOADCARE_PUB_KEY, UPLOADCARE_STORE, signature, expire, tags, 'metadata[<key>]': metadata, file: z.string().meta({ format: 'binary', description: 'A file (any field name; several allowed).' }) })
+      .object({ UPLOADCARE_PUB_KEY, ...newFileFields, signature, expire, file: z.string().meta({ format: 'binary', description: 'A file (any field name; several allowed).' }) })
       .catchall(z.string()),
     contentTypes: FORM_TYPES,
     documentOnly: true,
@@ -75,7 +77,7 @@ export function baseRoute(ctx: AppContext) {
           endpoint: '/base/',
           keyLabel: 'base',
           fileCount: parts.length,
-          fields: () => ({ store: storeChoice(ctx, params), metadata: metadataFields(params), tags: tagFields(params) }),
+          fields: () => uploadFieldsOf(newFileSchema, params, ctx.config.sdkAliases),
           run: async (project, f) => {
             const uuids: Record<string, string> = {};
             for (const part of parts) {

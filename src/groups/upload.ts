@@ -13,7 +13,9 @@ import { sendJson } from '../http/common/json.js';
 import { mapMultipartError, uploadError } from '../http/upload/errors.js';
 import { checkNoNulls, requireProject, type Params } from '../http/upload/params.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
-import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
+import { uploadFieldsOf } from '../http/upload/fields.js';
+import { parsedField } from '../http/common/route.js';
+import { FORM_TYPES, uploadFieldDocs, uploadInput, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 
 type Pairs = Array<[string, string]>;
@@ -29,7 +31,17 @@ const groupJson = z.object({
   files: z.array(infoSchema.extend({ default_effects: z.string() }).nullable()),
 });
 
-// Repeated keys matter, so the handlers read every encoding as an ordered list: documented only.
+/*
+ * Repeated keys matter, so the handler reads every encoding as an ordered list, and validates the
+ * files (gathered from `files[]`, `files[N]`, `files`) with this schema after the credentials check.
+ */
+const createFields = z.object({
+  'files[]': parsedField(
+    { type: 'array', items: { type: 'string' }, maxItems: MAX_GROUP_FILES, description: 'File UUIDs, each optionally with CDN operations (`<uuid>/-/resize/…/`); also `files[0]`, `files[1]`, … in that order.' },
+    (entries) => fileRefs(entries as string[]),
+  ),
+});
+
 const CREATE_SPEC = {
   method: 'POST',
   url: '/group/',
@@ -38,7 +50,7 @@ const CREATE_SPEC = {
   body: {
     schema: z.object({
       pub_key,
-      'files[]': z.array(z.string()).meta({ description: 'File UUIDs, each optionally with CDN operations (`<uuid>/-/resize/…/`); also `files[0]`, `files[1]`, … in that order.' }),
+      ...createFields.shape,
       signature,
       expire,
     }),
@@ -48,12 +60,21 @@ const CREATE_SPEC = {
   responses: { 200: { description: 'The group.', schema: groupJson } },
 } as const;
 
+const infoFields = z.object({
+  group_id: parsedField({ type: 'string', description: 'The group id, `<uuid>~<count>`.' }, (v) => {
+    if (typeof v !== 'string' || v === '') throw uploadError(400, 'GroupIdRequiredError', 'group_id is required.');
+    return v;
+  }),
+});
+
 const INFO_SPEC = {
   method: ['GET', 'POST'],
   url: '/group/info/',
   summary: "A group's info",
   security: [['publicKey']],
-  query: z.object({ pub_key: pub_key.optional(), group_id: z.string().optional().meta({ description: 'The group id, `<uuid>~<count>`.' }), jsonerrors }),
+  query: z.object({ pub_key: pub_key.optional(), group_id: infoFields.shape.group_id.optional(), jsonerrors }),
+  // The key is judged first (403 before 400): the handler validates group_id with infoFields.
+  deferred: true,
   responses: { 200: { description: 'The group.', schema: groupJson }, 404: { description: 'No such group in the project.' } },
 } as const;
 
@@ -79,7 +100,7 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
         fields: () => undefined,
         // Entries are read after the credentials check: a stranger's malformed list gets the 403.
         run: async (project) => {
-          const refs = fileRefs(fileEntries(body).length > 0 ? body : query);
+          const refs = uploadInput(createFields, { 'files[]': fileEntries(fileEntries(body).length > 0 ? body : query) })['files[]'];
           const g = await groups.create(project.id, refs, () => uploadError(400, 'GroupFilesNotFoundError', 'Some files not found.'));
           return uploadGroupJson(g, await groups.entries(g), ctx.bases);
         },
@@ -90,8 +111,7 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
     const info = async (req: FastifyRequest) => {
       const params: Params = new Map([...queryPairs(req), ...(await bodyPairs(req).catch((err: unknown) => Promise.reject(mapMultipartError(err))))]);
       const found = await requireProject(ctx, params, 'other');
-      const id = params.get('group_id');
-      if (!id) throw uploadError(400, 'GroupIdRequiredError', 'group_id is required.');
+      const { group_id: id } = uploadFieldsOf(infoFields, params, ctx.config.sdkAliases);
       const g = await groups.find(found.project.id, id);
       if (!g) throw uploadError(404, 'GroupNotFoundError', 'group_id is invalid.');
       return uploadGroupJson(g, await groups.entries(g), ctx.bases);
@@ -131,8 +151,7 @@ function fileEntries(pairs: Pairs): string[] {
   return [...indexed.map((e) => e[1]), ...listed];
 }
 
-function fileRefs(pairs: Pairs): FileRef[] {
-  const entries = fileEntries(pairs);
+function fileRefs(entries: string[]): FileRef[] {
   if (entries.length === 0) throw uploadError(400, 'GroupFilesInvalidError', 'No files[N] parameters found.');
   if (entries.length > MAX_GROUP_FILES) throw uploadError(400, 'FilesNumberLimitExceededError', 'There are too many files.');
   return entries.map((e) => {

@@ -15,7 +15,8 @@ import type { AppContext } from '../context.js';
 import { AppError, isAppError } from '../core/errors.js';
 import { uploadInfoJson } from '../core/file-json.js';
 import { sendJson } from '../http/common/json.js';
-import { checkNoNulls, metadataFields, queryParams, storeChoice, tagFields } from '../http/upload/params.js';
+import { checkNoNulls, queryParams } from '../http/upload/params.js';
+import { newFileSchema, uploadFieldsOf } from '../http/upload/fields.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
@@ -187,9 +188,7 @@ async function createUpload(ctx: AppContext, service: TusService, req: FastifyRe
       uploadMetadata: rawMetadata,
       filename: meta.get('filename') || meta.get('name') || undefined,
       contentType: (meta.get('filetype') || meta.get('content_type') || meta.get('type') || 'application/octet-stream').slice(0, 255),
-      store: storeChoice(ctx, params),
-      metadata: metadataFields(params),
-      tags: tagFields(params),
+      ...uploadFieldsOf(newFileSchema, params, ctx.config.sdkAliases),
     }),
     run: (project, fields) => service.create(project, fields, req.id),
   });

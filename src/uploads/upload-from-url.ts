@@ -8,17 +8,35 @@ import type { FromUrlTasks, TaskRow } from './from-url/tasks.js';
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson, type UploadInfoJson } from '../core/file-json.js';
 import { uploadError } from '../http/upload/errors.js';
-import { flagParam, metadataFields, queryParams, storeChoice, tagFields, type Params } from '../http/upload/params.js';
+import type { Params } from '../http/upload/params.js';
+import { flagField, newFileFields, newFileOf, uploadFieldsOf } from '../http/upload/fields.js';
+import { checked, parsedField } from '../http/common/route.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { jsonObject, uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 
 const MAX_URL_CHARS = 8192;
 
-const { pub_key, store, signature, expire, tags, metadata, jsonerrors } = uploadFieldDocs;
-const flag = (description: string) => z.string().optional().meta({ description: `${description} (1 or 0).` });
+const { pub_key, signature, expire, jsonerrors } = uploadFieldDocs;
 
-// Fields are read by the handler (query and body merged, the key judged first), so documented only.
+/*
+ * The request's own fields, in the order their errors are reported. Query and body are merged and
+ * the key is judged first, so the handler validates them (uploadFieldsOf, before the credentials
+ * check); the documented body is built from the same object.
+ */
+const fromUrlFields = z.object({
+  source_url: parsedField({ type: 'string', maxLength: MAX_URL_CHARS, description: 'The http(s) URL to fetch (public addresses only).' }, (v) => {
+    const url = typeof v === 'string' ? v.trim() : '';
+    if (!url) throw uploadError(400, 'SourceURLRequiredError', 'source_url is required.');
+    if (url.length > MAX_URL_CHARS) throw uploadError(400, 'URLParsingFailedError', 'Failed to parse URL.');
+    return url;
+  }),
+  ...newFileFields,
+  check_URL_duplicates: flagField('Answer an earlier upload of the same URL instead'),
+  save_URL_duplicates: flagField('Remember this URL for later duplicate checks (default: as check_URL_duplicates)'),
+  filename: z.string().optional().meta({ description: 'Name of the new file (default: from the URL or its answer).' }),
+});
+
 const FROM_URL_SPEC = {
   method: 'POST',
   url: '/from_url/',
@@ -26,18 +44,7 @@ const FROM_URL_SPEC = {
   description: 'The download runs in the background: poll `/from_url/status/` with the token.',
   query: z.object({ jsonerrors }),
   body: {
-    schema: z.object({
-      pub_key,
-      source_url: z.string().meta({ description: 'The http(s) URL to fetch (public addresses only).' }),
-      store,
-      filename: z.string().optional().meta({ description: 'Name of the new file (default: from the URL or its answer).' }),
-      check_URL_duplicates: flag('Answer an earlier upload of the same URL instead'),
-      save_URL_duplicates: flag('Remember this URL for later duplicate checks'),
-      signature,
-      expire,
-      tags,
-      'metadata[<key>]': metadata,
-    }),
+    schema: z.object({ pub_key, ...fromUrlFields.shape, signature, expire }),
     contentTypes: FORM_TYPES,
     documentOnly: true,
   },
@@ -54,7 +61,13 @@ const STATUS_SPEC = {
   url: '/from_url/status/',
   summary: 'The status of an upload from a URL',
   security: [],
-  query: z.object({ token: z.string().optional().meta({ description: 'The token `/from_url/` answered.' }), jsonerrors }),
+  query: z.object({
+    token: checked(z.string().optional(), (v) => {
+      if (!v) throw uploadError(400, 'TokenRequiredError', 'token is required.');
+      return v;
+    }).meta({ description: 'The token `/from_url/` answered.' }),
+    jsonerrors,
+  }),
   responses: { 200: { description: '`{status: waiting|progress|success|error|unknown, …}`; with success, the file info.', schema: jsonObject } },
 } as const;
 
@@ -65,7 +78,7 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
       const answer = await runUploadRequest(ctx, req, params, {
         endpoint: '/from_url/',
         keyLabel: 'other',
-        fields: () => fromUrlFields(ctx, params),
+        fields: () => fromUrlFieldsOf(ctx, params),
         run: async (project, f) => {
           // Syntax, DNS and address checks answer synchronously; download failures go to the status.
           await client.checkUrl(f.sourceUrl);
@@ -89,9 +102,7 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
       return sendJson(reply, 200, answer);
     });
 
-    uploadRoute(app, STATUS_SPEC, async (req, reply) => {
-      const token = queryParams(req.query).get('token');
-      if (!token) throw uploadError(400, 'TokenRequiredError', 'token is required.');
+    uploadRoute(app, STATUS_SPEC, async (req, reply, { query: { token } }) => {
       const task = /^[0-9a-f-]{36}$/.test(token) ? await tasks.get(token) : undefined;
       return sendJson(reply, 200, await statusJson(ctx, task));
     });
@@ -99,16 +110,11 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
 }
 
 /** The request's own fields, read before the credentials check. */
-function fromUrlFields(ctx: AppContext, params: Params) {
-  const sourceUrl = params.get('source_url')?.trim();
-  if (!sourceUrl) throw uploadError(400, 'SourceURLRequiredError', 'source_url is required.');
-  if (sourceUrl.length > MAX_URL_CHARS) throw uploadError(400, 'URLParsingFailedError', 'Failed to parse URL.');
-  const store = storeChoice(ctx, params);
-  const metadata = metadataFields(params);
-  const tags = tagFields(params);
-  const checkDuplicates = flagParam(params, 'check_URL_duplicates', false);
-  const saveDuplicates = flagParam(params, 'save_URL_duplicates', checkDuplicates);
-  return { sourceUrl, store, metadata, tags, checkDuplicates, saveDuplicates, filename: params.get('filename') || null };
+function fromUrlFieldsOf(ctx: AppContext, params: Params) {
+  const f = uploadFieldsOf(fromUrlFields, params, ctx.config.sdkAliases);
+  const checkDuplicates = f.check_URL_duplicates ?? false;
+  const saveDuplicates = f.save_URL_duplicates ?? checkDuplicates;
+  return { sourceUrl: f.source_url, ...newFileOf(f), checkDuplicates, saveDuplicates, filename: f.filename || null };
 }
 
 /** GET /from_url/status/: `total` is a number or the string "unknown", never null (the SDK divides by it). */

@@ -8,38 +8,79 @@ import { MAX_PART_BYTES, MIN_FILE_BYTES, MIN_PART_BYTES, type MultipartService }
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson } from '../core/file-json.js';
 import { uploadError } from '../http/upload/errors.js';
-import { firstOf, metadataFields, requireProject, storeChoice, tagFields, type Params } from '../http/upload/params.js';
+import { requireProject, type Params } from '../http/upload/params.js';
+import { newFileFields, newFileOf, uploadFieldsOf } from '../http/upload/fields.js';
+import { checked, parsedField } from '../http/common/route.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 
-const { UPLOADCARE_PUB_KEY, UPLOADCARE_STORE, signature, expire, tags, metadata, jsonerrors } = uploadFieldDocs;
+const { UPLOADCARE_PUB_KEY, signature, expire, jsonerrors } = uploadFieldDocs;
 
-// Fields are read by the handlers (query and body merged, the key judged first), so documented only.
-const START_SPEC = {
-  method: 'POST',
-  url: '/multipart/start/',
-  summary: 'Start a multipart upload',
-  description: 'Answers one pre-signed URL per part: PUT each part there (any order), then call `/multipart/complete/`.',
-  query: z.object({ jsonerrors }),
-  body: {
-    schema: z.object({
-      UPLOADCARE_PUB_KEY,
-      filename: z.string().meta({ description: 'Name of the file.' }),
-      size: z.string().meta({ description: `Size in bytes (at least ${MIN_FILE_BYTES}).` }),
-      content_type: z.string().meta({ description: 'MIME type of the file.' }),
-      part_size: z.string().optional().meta({ description: `Bytes per part, ${MIN_PART_BYTES} to ${MAX_PART_BYTES} (default ${MIN_PART_BYTES}).` }),
-      UPLOADCARE_STORE,
-      signature,
-      expire,
-      tags,
-      'metadata[<key>]': metadata,
+const required = (name: string) => uploadError(400, 'RequestParamRequiredError', `${name} is required.`);
+
+/** An integer field: undefined when absent or empty, `invalid` when not digits. */
+function intOf(v: unknown, invalid: () => Error): number | undefined {
+  if (typeof v !== 'string' || v === '') return undefined;
+  if (!/^\d{1,16}$/.test(v.trim())) throw invalid();
+  return Number(v.trim());
+}
+
+/** A required text field: absent or empty answers `<name> is required.`. */
+const requiredText = (name: string, description: string) =>
+  parsedField({ type: 'string', description }, (v) => {
+    if (typeof v !== 'string' || v === '') throw required(name);
+    return v;
+  });
+
+/*
+ * /multipart/start/'s own fields, in the order their errors are reported. Query and body are
+ * merged and the key is judged first, so the handler validates them (uploadFieldsOf, before the
+ * credentials check); the documented body is built from the same object. The size limit is the
+ * configured one, so the object is made per server.
+ */
+const startFields = (maxUploadBytes: number) =>
+  z.object({
+    filename: requiredText('filename', 'Name of the file.'),
+    size: parsedField({ type: 'integer', minimum: MIN_FILE_BYTES, description: `Size in bytes (at least ${MIN_FILE_BYTES}).` }, (v) => {
+      const size = intOf(v, () => uploadError(400, 'MultipartSizeInvalidError', 'size should be integer.'));
+      if (size === undefined) throw required('size');
+      if (size < MIN_FILE_BYTES) {
+        throw uploadError(400, 'MultipartFileSizeTooSmallError', `File size can not be less than ${MIN_FILE_BYTES} bytes. Please use direct upload instead of multipart.`);
+      }
+      if (size > maxUploadBytes) throw uploadError(400, 'MultipartFileSizeLimitExceededError', 'File size exceeds project limit.');
+      return size;
     }),
-    contentTypes: FORM_TYPES,
-    documentOnly: true,
-  },
-  responses: { 200: { description: 'The upload and its part URLs.', schema: z.object({ uuid: z.string(), parts: z.array(z.string()) }) } },
-} as const;
+    content_type: requiredText('content_type', 'MIME type of the file.'),
+    part_size: checked(z.string().optional(), (v) => {
+      const partSize = intOf(v, () => uploadError(400, 'MultipartPartSizeInvalidError', 'Multipart Upload Part Size should be an integer.')) ?? MIN_PART_BYTES;
+      if (partSize < MIN_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooSmallError', `Multipart Upload Part Size can not be less than ${MIN_PART_BYTES} bytes.`);
+      if (partSize > MAX_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooBigError', `Multipart Upload Part Size can not be more than ${MAX_PART_BYTES} bytes.`);
+      return partSize;
+    }).meta({ type: 'integer', minimum: MIN_PART_BYTES, maximum: MAX_PART_BYTES, description: `Bytes per part, ${MIN_PART_BYTES} to ${MAX_PART_BYTES} (default ${MIN_PART_BYTES}).` }),
+    ...newFileFields,
+  });
+
+/** /multipart/complete/'s field, validated after the key is judged. */
+const completeFields = z.object({
+  uuid: parsedField({ type: 'string', format: 'uuid', description: 'The UUID `/multipart/start/` answered.' }, (v) => {
+    if (typeof v !== 'string' || v === '') throw uploadError(400, 'MultipartFileIdRequiredError', 'uuid is required.');
+    const uuid = parseUuid(v);
+    if (!uuid) throw uploadError(400, 'UUIDInvalidError', 'uuid is invalid.');
+    return uuid;
+  }),
+});
+
+const startSpec = (maxUploadBytes: number) =>
+  ({
+    method: 'POST',
+    url: '/multipart/start/',
+    summary: 'Start a multipart upload',
+    description: 'Answers one pre-signed URL per part: PUT each part there (any order), then call `/multipart/complete/`.',
+    query: z.object({ jsonerrors }),
+    body: { schema: z.object({ UPLOADCARE_PUB_KEY, ...startFields(maxUploadBytes).shape, signature, expire }), contentTypes: FORM_TYPES, documentOnly: true },
+    responses: { 200: { description: 'The upload and its part URLs.', schema: z.object({ uuid: z.string(), parts: z.array(z.string()) }) } },
+  }) as const;
 
 const COMPLETE_SPEC = {
   method: 'POST',
@@ -47,27 +88,19 @@ const COMPLETE_SPEC = {
   summary: 'Complete a multipart upload',
   security: [['publicKey']],
   query: z.object({ jsonerrors }),
-  body: { schema: z.object({ UPLOADCARE_PUB_KEY, uuid: z.string().meta({ description: 'The UUID `/multipart/start/` answered.' }) }), contentTypes: FORM_TYPES, documentOnly: true },
+  body: { schema: z.object({ UPLOADCARE_PUB_KEY, ...completeFields.shape }), contentTypes: FORM_TYPES, documentOnly: true },
   responses: { 200: { description: 'The new file.', schema: infoSchema } },
 } as const;
 
-const required = (name: string) => uploadError(400, 'RequestParamRequiredError', `${name} is required.`);
-
-function intParam(params: Params, name: string, invalid: () => Error): number | undefined {
-  const v = params.get(name);
-  if (v === undefined || v === '') return undefined;
-  if (!/^\d{1,16}$/.test(v.trim())) throw invalid();
-  return Number(v.trim());
-}
-
 export function multipartRoutes(ctx: AppContext, service: MultipartService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    uploadRoute(app, START_SPEC, async (req, reply) => {
+    const start = startFields(ctx.config.maxUploadBytes);
+    uploadRoute(app, startSpec(ctx.config.maxUploadBytes), async (req, reply) => {
       const params = await requestParams(req);
       const started = await runUploadRequest(ctx, req, params, {
         endpoint: '/multipart/start/',
         keyLabel: 'base',
-        fields: () => startFields(ctx, params),
+        fields: () => startFieldsOf(ctx, start, params),
         run: (project, f) => service.start(project, f),
       });
       return sendJson(reply, 200, started);
@@ -76,10 +109,7 @@ export function multipartRoutes(ctx: AppContext, service: MultipartService) {
     uploadRoute(app, COMPLETE_SPEC, async (req, reply) => {
       const params = await requestParams(req);
       const found = await requireProject(ctx, params, 'base');
-      const raw = firstOf(params, ['uuid']);
-      if (!raw) throw uploadError(400, 'MultipartFileIdRequiredError', 'uuid is required.');
-      const uuid = parseUuid(raw);
-      if (!uuid) throw uploadError(400, 'UUIDInvalidError', 'uuid is invalid.');
+      const { uuid } = uploadFieldsOf(completeFields, params, ctx.config.sdkAliases);
       const file = await service.complete(found.project, uuid, req.id);
       return sendJson(reply, 200, uploadInfoJson(file));
     });
@@ -87,20 +117,7 @@ export function multipartRoutes(ctx: AppContext, service: MultipartService) {
 }
 
 /** /multipart/start/'s own fields, read before the credentials check. */
-function startFields(ctx: AppContext, params: Params) {
-  const filename = params.get('filename');
-  if (!filename) throw required('filename');
-  const size = intParam(params, 'size', () => uploadError(400, 'MultipartSizeInvalidError', 'size should be integer.'));
-  if (size === undefined) throw required('size');
-  if (size < MIN_FILE_BYTES) {
-    throw uploadError(400, 'MultipartFileSizeTooSmallError', `File size can not be less than ${MIN_FILE_BYTES} bytes. Please use direct upload instead of multipart.`);
-  }
-  if (size > ctx.config.maxUploadBytes) throw uploadError(400, 'MultipartFileSizeLimitExceededError', 'File size exceeds project limit.');
-  const contentType = params.get('content_type');
-  if (!contentType) throw required('content_type');
-  const partSize =
-    intParam(params, 'part_size', () => uploadError(400, 'MultipartPartSizeInvalidError', 'Multipart Upload Part Size should be an integer.')) ?? MIN_PART_BYTES;
-  if (partSize < MIN_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooSmallError', `Multipart Upload Part Size can not be less than ${MIN_PART_BYTES} bytes.`);
-  if (partSize > MAX_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooBigError', `Multipart Upload Part Size can not be more than ${MAX_PART_BYTES} bytes.`);
-  return { filename, contentType: contentType.slice(0, 255), size, partSize, store: storeChoice(ctx, params), metadata: metadataFields(params), tags: tagFields(params) };
+function startFieldsOf(ctx: AppContext, schema: ReturnType<typeof startFields>, params: Params) {
+  const f = uploadFieldsOf(schema, params, ctx.config.sdkAliases);
+  return { filename: f.filename, contentType: f.content_type.slice(0, 255), size: f.size, partSize: f.part_size, ...newFileOf(f) };
 }

@@ -1,13 +1,10 @@
 /**
  * Upload API parameters arrive as query string, urlencoded or multipart fields, merged (body wins).
- * This module reads the public key and store choice under every name the clients use.
+ * This module reads the public key under every name the clients use; the other fields are route
+ * schemas (fields.ts).
  */
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../projects/service.js';
-import type { StoreChoice } from '../../core/file-record.js';
-import { parseBoolean, UPLOAD_API_BOOLEANS } from '../../core/booleans.js';
-import { validateMetadata } from '../../core/metadata.js';
-import { parseTagList } from '../../core/tags.js';
 import { uploadError } from './errors.js';
 
 export type Params = Map<string, string>;
@@ -19,10 +16,6 @@ export type Params = Map<string, string>;
  */
 export function publicKeyFields(aliases: boolean): readonly string[] {
   return aliases ? ['SVC_PUB_KEY', 'UPLOADCARE_PUB_KEY', 'pub_key'] : ['SVC_PUB_KEY', 'pub_key'];
-}
-
-function storeNames(aliases: boolean): string[] {
-  return aliases ? ['SVC_STORE', 'UPLOADCARE_STORE', 'store'] : ['SVC_STORE', 'store'];
 }
 
 export function firstOf(params: Params, names: readonly string[]): string | undefined {
@@ -58,38 +51,6 @@ export function sdkHeaderKey(headers: Record<string, string | string[] | undefin
   const ua = headers['x-uc-user-agent'] ?? headers['user-agent'];
   const m = typeof ua === 'string' ? /^[\w.-]+\/[\w.-]+\/([\w-]+)/.exec(ua) : null;
   return m?.[1] ?? null;
-}
-
-export function storeChoice(ctx: AppContext, params: Params): StoreChoice {
-  const v = firstOf(params, storeNames(ctx.config.sdkAliases));
-  if (v === undefined || v === '' || v === 'auto') return 'auto';
-  const b = parseBoolean(v, UPLOAD_API_BOOLEANS);
-  if (b !== undefined) return b;
-  throw uploadError(400, 'UploadViewsError', 'store should be 0, 1 or auto.');
-}
-
-/** `metadata[key]=value` fields, validated with the spec's limits. */
-export function metadataFields(params: Params): Record<string, string> {
-  const entries: Array<[string, string]> = [];
-  for (const [k, v] of params) {
-    const m = /^metadata\[(.*)\]$/s.exec(k);
-    if (m) entries.push([m[1] ?? '', v]);
-  }
-  return validateMetadata(entries);
-}
-
-/** The `tags=a,b` field (SDK 6.19), normalized; a bad tag is a 400 naming it. */
-export function tagFields(params: Params): string[] {
-  try {
-    return parseTagList(params.get('tags'));
-  } catch (err) {
-    throw uploadError(400, 'FileTagsInvalidError', err instanceof Error ? err.message : String(err));
-  }
-}
-
-/** An Upload API flag: the API's boolean spellings; anything else (or nothing) is the default. */
-export function flagParam(params: Params, name: string, dflt: boolean): boolean {
-  return parseBoolean(params.get(name), UPLOAD_API_BOOLEANS) ?? dflt;
 }
 
 export function queryParams(query: unknown): Params {
