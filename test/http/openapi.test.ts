@@ -200,6 +200,51 @@ describe('REST routes whose handlers used to check their input by hand', () => {
   });
 });
 
+describe('Upload API fields validated by their route schemas', () => {
+  it('documents the fields the schemas validate', async () => {
+    const doc = await documentOf(s.upload);
+    const form = (path: string) => (doc.paths[path]!['post'] as unknown as BodyOp).requestBody!.content['multipart/form-data']!.schema;
+    const paramOf = (path: string, name: string) => (doc.paths[path]!['get'] as unknown as BodyOp).parameters?.find((p) => p.name === name)?.schema;
+    expect(form('/from_url/').required).toEqual(['pub_key', 'source_url']);
+    expect(form('/from_url/').properties['store']!['enum']).toEqual(['1', '0', 'auto']);
+    expect(form('/multipart/start/').properties['size']).toMatchObject({ type: 'integer', minimum: 10485760 });
+    expect(form('/multipart/start/').required).toEqual(['UPLOADCARE_PUB_KEY', 'filename', 'size', 'content_type']);
+    expect(form('/base/').properties).toHaveProperty(['metadata[<key>]']);
+    expect(form('/group/').required).toContain('files[]');
+    expect(paramOf('/info/', 'file_id')).toMatchObject({ format: 'uuid' });
+    expect(paramOf('/from_url/status/', 'token')).toBeDefined();
+    expect(paramOf('/group/info/', 'group_id')).toBeDefined();
+  });
+
+  it('answer bad fields with the same status and text as before, the key still judged first', async () => {
+    const key = s.keys.public_key;
+    const post = (path: string, fields: Record<string, string>) => request(`${s.upload}${path}`, { method: 'POST', body: new URLSearchParams(fields) });
+    const cases: Array<[Promise<{ status: number; text: string }>, number, string]> = [
+      [post('/from_url/', { pub_key: key }), 400, 'source_url is required.'],
+      [post('/from_url/', { pub_key: key, source_url: 'https://example.com/a.png', store: 'maybe' }), 400, 'store should be 0, 1 or auto.'],
+      [post('/from_url/', { pub_key: key, source_url: 'https://example.com/a.png', 'metadata[a b]': 'x' }), 400, "File's metadata key `a b` contains symbols not allowed by the metadata key format."],
+      [post('/from_url/', { source_url: '' }), 403, 'pub_key is required.'],
+      [request(`${s.upload}/from_url/status/`), 400, 'token is required.'],
+      [post('/multipart/start/', { UPLOADCARE_PUB_KEY: key, size: '20000000', content_type: 'a/b' }), 400, 'filename is required.'],
+      [post('/multipart/start/', { UPLOADCARE_PUB_KEY: key, filename: 'a', size: 'big', content_type: 'a/b' }), 400, 'size should be integer.'],
+      [post('/multipart/start/', { UPLOADCARE_PUB_KEY: key, filename: 'a', size: '20000000', content_type: 'a/b', part_size: '1' }), 400, 'Multipart Upload Part Size can not be less than 5242880 bytes.'],
+      [post('/multipart/complete/', { UPLOADCARE_PUB_KEY: key, uuid: 'x' }), 400, 'uuid is invalid.'],
+      [request(`${s.upload}/info/?pub_key=${key}`), 400, 'file_id is required.'],
+      [request(`${s.upload}/info/?file_id=x`), 403, 'pub_key is required.'],
+      [request(`${s.upload}/group/info/?pub_key=${key}`), 400, 'group_id is required.'],
+      [post('/group/', { pub_key: key }), 400, 'No files[N] parameters found.'],
+      [post('/group/', { pub_key: key, 'files[0]': 'nope' }), 400, 'This is not valid file url: nope.'],
+    ];
+    for (const [res, status, text] of cases) expect(await res.then((r) => [r.status, r.text])).toEqual([status, text]);
+    const form = new FormData();
+    form.append('UPLOADCARE_PUB_KEY', key);
+    form.append('UPLOADCARE_STORE', 'maybe');
+    form.append('file', new Blob(['x']), 'x.txt');
+    const base = await request(`${s.upload}/base/`, { method: 'POST', body: form });
+    expect([base.status, base.text]).toEqual([400, 'store should be 0, 1 or auto.']);
+  });
+});
+
 describe('the docs page', () => {
   for (const surface of ['rest', 'upload'] as const) {
     it(`${surface}: /docs/ loads, referencing only its own assets`, async () => {
