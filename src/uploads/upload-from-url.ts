@@ -102,7 +102,7 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
       return sendJson(reply, 200, answer);
     });
 
-    uploadRoute(app, STATUS_SPEC, async (req, reply, { query: { token } }) => {
+    uploadRoute(app, STATUS_SPEC, async (_req, reply, { query: { token } }) => {
       const task = /^[0-9a-f-]{36}$/.test(token) ? await tasks.get(token) : undefined;
       return sendJson(reply, 200, await statusJson(ctx, task));
     });

@@ -13,8 +13,8 @@ import { deliveryJson, subscriptionJson } from './json.js';
 import type { WebhookService } from './service.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
 import { checked } from '../http/common/route.js';
-import { limitParam } from '../http/rest/query.js';
-import { notFoundAnswer, restErrorJson, restRoute } from '../http/rest/route.js';
+import { queryOf, queryParam } from '../http/rest/query.js';
+import { notFoundAnswer, restErrorJson, restInput, restRoute } from '../http/rest/route.js';
 import { createBody, subscriptionInvalid, unsubscribeBody, updateBody } from './rest-input.js';
 
 const DUPLICATE = { non_field_errors: ['This project is already subscribed on this event'] };
@@ -58,10 +58,14 @@ const deliverySchema = z.object({
   error: z.string().nullable(),
   response_excerpt: z.string().nullable(),
 });
-// Strings: the subscription's existence is checked before them (404 first, as before).
+// The subscription's existence is checked before these (404 first, as before): the route is
+// deferred and the handler validates them after the lookup.
 const deliveriesQuery = z.object({
-  limit: z.string().optional().meta({ description: 'Page size, 1 to 1000 (default 100).' }),
-  before: z.string().optional().meta({ description: "The `next` link's delivery id: older attempts." }),
+  limit: queryParam.limit(100, 1000),
+  before: checked(z.string().optional(), (v) => {
+    if (v !== undefined && !/^\d{1,15}$/.test(v)) throw new AppError(400, 'BadRequest', '`before` must be a delivery id.');
+    return v === undefined ? null : Number(v);
+  }).meta({ type: 'integer', description: "The `next` link's delivery id: older attempts." }),
 });
 
 export function webhookRoutes(ctx: AppContext, webhooks: WebhookService) {
@@ -149,14 +153,12 @@ export function webhookRoutes(ctx: AppContext, webhooks: WebhookService) {
         summary: "A subscription's delivery attempts, newest first",
         params: idParams,
         query: deliveriesQuery,
+        deferred: true,
         responses: { 200: { description: 'A page of attempts.', schema: z.object({ next: z.string().nullable(), previous: z.null(), total: z.number().int(), per_page: z.number().int(), results: z.array(deliverySchema) }) }, 400: { description: 'A bad `limit` or `before`.', schema: restErrorJson }, 404: notFoundAnswer('Subscription') },
       },
-      async (req, reply, { params: { id }, query }) => {
+      async (req, reply, { params: { id } }) => {
         if (!(await webhooks.get(req.projectId, id))) throw notFound();
-        const limit = limitParam({ limit: query.limit }, 100, 1000);
-        const before = query.before;
-        if (before !== undefined && !/^\d{1,15}$/.test(before)) throw new AppError(400, 'BadRequest', '`before` must be a delivery id.');
-        const beforeId = before === undefined ? null : Number(before);
+        const { limit, before: beforeId } = restInput(deliveriesQuery, queryOf(req.query));
         const { rows, total } = await webhooks.deliveries(id, limit + 1, beforeId);
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];

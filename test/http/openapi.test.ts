@@ -146,6 +146,7 @@ describe('REST routes whose handlers used to check their input by hand', () => {
     for (const name of ['removed', 'stored', 'limit', 'ordering', 'offset', 'include', 'tags', 'from', 'to']) expect(paramOf('/files/', name), name).toBeDefined();
     expect(paramOf('/files/{uuid}/', 'include')).toBeDefined();
     for (const name of ['limit', 'ordering', 'from', 'to', 'offset']) expect(paramOf('/groups/', name), name).toBeDefined();
+    expect(paramOf('/webhooks/{id}/deliveries/', 'before')).toMatchObject({ type: 'integer' });
   });
 
   it('answer bad values with the same status and bodies as before', async () => {
@@ -197,6 +198,13 @@ describe('REST routes whose handlers used to check their input by hand', () => {
     expect((await s.call('GET', '/files/?add_fields=x', v06)).json).toEqual({ detail: '`add_fields` accepts only: rekognition_info.' });
     expect((await s.call('GET', `/files/${uuid}/?add_fields=x`, v06)).json).toEqual({ detail: '`add_fields` accepts only: rekognition_info.' });
     expect((await s.call('GET', '/files/?ordering=size&from=yesterday', v06)).json).toEqual({ detail: '`from` must be a size in bytes when ordering by size.' });
+    // Deliveries: an unknown subscription is a 404 before its query is judged.
+    const sub = await s.call('POST', '/webhooks/', { body: '{"target_url": "https://example.com/openapi", "event": "file.uploaded"}' });
+    expect(sub.status).toBe(201);
+    const hook = (sub.json as { id: number }).id;
+    expect((await s.call('GET', '/webhooks/999999/deliveries/?limit=0')).status).toBe(404);
+    expect((await s.call('GET', `/webhooks/${hook}/deliveries/?limit=0&before=x`)).json).toEqual({ detail: '`limit` must be an integer from 1 to 1000.' });
+    expect((await s.call('GET', `/webhooks/${hook}/deliveries/?before=x`)).json).toEqual({ detail: '`before` must be a delivery id.' });
   });
 });
 
