@@ -128,3 +128,14 @@ export async function wrk({ base, pattern, headers = {}, connections, seconds, s
     bad: r.errors + r.non2xx,
   };
 }
+
+/** True when `cmd` runs (`wrk`, `taskset`, `nginx` are Debian packages a fresh machine may lack). */
+export function have(cmd, args = ['-V']) {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+    return true;
+  } catch (err) {
+    // Ran but exited non-zero (wrk -V exits 1): present. ENOENT: missing.
+    return err?.code !== 'ENOENT';
+  }
+}

@@ -13,7 +13,7 @@ let ROOT = path.dirname(HERE);
  */
 export function snapshotApp(work) {
   const app = path.join(work, 'app');
-  for (const d of ['bin', 'dist']) fs.cpSync(path.join(ROOT, d), path.join(app, d), { recursive: true });
+  for (const d of ['bin', 'dist', 'web']) fs.cpSync(path.join(ROOT, d), path.join(app, d), { recursive: true });
   fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(app, 'package.json'));
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));
   ROOT = app;
