@@ -10,6 +10,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { cachingDatabase } from './statement-cache.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -54,7 +55,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   file.pragma('synchronous = FULL');
   file.pragma('busy_timeout = 10000');
   file.pragma('foreign_keys = ON');
-  return wrap(new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: file }) }), 'sqlite');
+  return wrap(new Kysely<Database>({ dialect: new ImmediateSqliteDialect(file) }), 'sqlite');
 }
 
 async function openPostgres(url: string, schema: string | undefined): Promise<Db> {
@@ -97,12 +98,17 @@ function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
  * fail at once with SQLITE_BUSY instead of waiting for busy_timeout.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly cfg: SqliteDialectConfig) {
+  private readonly cfg: SqliteDialectConfig;
+
+  constructor(private readonly file: SQLite.Database) {
+    // Statements are prepared once per SQL text (statement-cache.ts).
+    const cfg = { database: cachingDatabase(file) };
     super(cfg);
+    this.cfg = cfg;
   }
 
   override createDriver(): Driver {
-    const file = this.cfg.database as SQLite.Database;
+    const file = this.file;
     return new (class extends SqliteDriver {
       override async beginTransaction(connection: DatabaseConnection): Promise<void> {
         await connection.executeQuery(CompiledQuery.raw('begin immediate'));
