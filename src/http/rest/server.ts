@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { BodyError, isAppError } from '../../core/errors.js';
 import { parseRestVersion, type RestVersion } from './version.js';
 import { restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
+import { VerifiedSignatures } from '../../auth/verified-signatures.js';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../projects/service.js';
 import { rawBody, sendJson } from '../common/json.js';
@@ -51,6 +52,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   const catalog = routeCatalog(app);
+  const verified = new VerifiedSignatures();
 
   app.addHook('onRequest', async (req, reply) => {
     if (isOpenRoute(req)) return;
@@ -74,11 +76,19 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
         if (projectId !== null) return void (req.projectId = projectId);
       }
     }
-    // Simple auth sends the secret itself: it needs HTTPS, or (by default) a local client on loopback.
-    const secure = isSecure(req.raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(req.raw));
-    const authReq = { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure };
+    const authReq = {
+      method: req.method,
+      uri: req.url,
+      headers: req.headers,
+      body: rawBody(req),
+      // Simple auth sends the secret itself: it needs HTTPS, or (by default) a local client on
+      // loopback. Worked out only when asked (signed requests never ask): parsing the peer's address costs.
+      get secure() {
+        return isSecure(req.raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(req.raw));
+      },
+    };
     const check = (found: { project: ProjectRow; secrets: string[] } | null) =>
-      verifyRestAuth(authReq, async () => (found ? { projectId: found.project.id, secrets: found.secrets } : null), { aliases: ctx.config.sdkAliases });
+      verifyRestAuth(authReq, async () => (found ? { projectId: found.project.id, secrets: found.secrets } : null), { aliases: ctx.config.sdkAliases, verified });
     const pubKey = restAuthPubKey(req.headers);
     // A key added a moment ago (maybe on another node) must work at once: the same retry with keys
     // read afresh as the Upload API's credentials check. Without a well-formed header there is no
