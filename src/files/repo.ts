@@ -3,6 +3,7 @@ import { CompiledQuery, sql, type ExpressionBuilder, type Kysely, type Selectabl
 import { searchOrder, type SearchCursor, type SearchQuery, type Range, type SortColumn } from './search-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { FileRecord } from '../core/file-record.js';
 import { insertLabels, labelsCondition, replaceLabels, startFromLabels } from './labels/repo.js';
 
@@ -91,6 +92,12 @@ type TextColumn = 'original_filename' | 'detected_mime' | 'metadata';
 
 export class FileRepo {
   private readonly db: Kysely<Database>;
+  // The two lookups every file info and CDN request makes, compiled once (db/reusable-query.ts).
+  // Per repository: the SQL text depends on the store's dialect.
+  private readonly fileInProject = reusableQuery((db: DbOrTrx, uuid: string, projectId: number) =>
+    db.selectFrom('files').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId),
+  );
+  private readonly fileByUuid = reusableQuery((db: DbOrTrx, uuid: string) => db.selectFrom('files').selectAll().where('uuid', '=', uuid));
 
   constructor(private readonly store: Db) {
     this.db = store.kysely;
@@ -118,7 +125,7 @@ export class FileRepo {
   }
 
   async get(projectId: number, uuid: string, db: DbOrTrx = this.db): Promise<FileRecord | null> {
-    const r = await db.selectFrom('files').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
+    const [r] = (await this.fileInProject(db, uuid, projectId)).rows;
     return r ? toRecord(r) : null;
   }
 
@@ -137,7 +144,7 @@ export class FileRepo {
 
   /** For the CDN, which knows only the uuid. */
   async byUuid(uuid: string): Promise<FileRecord | null> {
-    const r = await this.db.selectFrom('files').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+    const [r] = (await this.fileByUuid(this.db, uuid)).rows;
     return r ? toRecord(r) : null;
   }
 

@@ -1,0 +1,51 @@
+/**
+ * Reusable queries (src/db/reusable-query.ts) and the SQLite statement cache against the real
+ * store: later runs bind their own arguments in the right places, also when the first run could
+ * not be used as a template, and inside a transaction.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDb, type Db, type DbOrTrx } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrations.js';
+import { reusableQuery } from '../../src/db/reusable-query.js';
+import { newSchema } from '../helpers/server.js';
+
+let db: Db;
+beforeAll(async () => {
+  const schema = newSchema();
+  db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-rq-')), ...(schema ? { schema } : {}) });
+  await migrate(db);
+  await db.kysely.insertInto('jobs').values([
+    { kind: 'rq.a', payload: 'one', run_at_us: 1, max_attempts: 1, created_us: 0 },
+    { kind: 'rq.a', payload: 'two', run_at_us: 2, max_attempts: 1, created_us: 0 },
+    { kind: 'rq.b', payload: 'one', run_at_us: 3, max_attempts: 1, created_us: 0 },
+  ]).execute();
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+// Arguments bound in the opposite order to the function's: the template must map them back.
+const byPayloadAndKind = reusableQuery((d: DbOrTrx, payload: string, kind: string) =>
+  d.selectFrom('jobs').select('run_at_us').where('kind', '=', kind).where('payload', '=', payload),
+);
+const runAt = async (d: DbOrTrx, payload: string, kind: string) => (await byPayloadAndKind(d, payload, kind)).rows.map((r) => Number(r.run_at_us));
+
+describe('reusableQuery', () => {
+  it('binds each run its own arguments, after a first run that could not be a template', async () => {
+    expect(await runAt(db.kysely, 'rq.a', 'rq.a')).toEqual([]); // equal arguments: run uncompiled
+    expect(await runAt(db.kysely, 'one', 'rq.a')).toEqual([1]);
+    expect(await runAt(db.kysely, 'two', 'rq.a')).toEqual([2]);
+    expect(await runAt(db.kysely, 'one', 'rq.b')).toEqual([3]);
+    expect(await runAt(db.kysely, 'two', 'rq.b')).toEqual([]);
+    expect(await db.transaction((trx) => runAt(trx, 'two', 'rq.a'))).toEqual([2]);
+  });
+
+  it('sees rows written after its statement was first run (the statement cache holds no results)', async () => {
+    expect(await runAt(db.kysely, 'three', 'rq.a')).toEqual([]);
+    await db.kysely.insertInto('jobs').values({ kind: 'rq.a', payload: 'three', run_at_us: 4, max_attempts: 1, created_us: 0 }).execute();
+    expect(await runAt(db.kysely, 'three', 'rq.a')).toEqual([4]);
+  });
+});
