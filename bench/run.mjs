@@ -7,10 +7,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeFixtures } from './fixtures.mjs';
-import { startProc, wrk } from './lib.mjs';
+import { have, startProc, wrk } from './lib.mjs';
 import { ipx, nginx, nodeStatic, snapshotApp, stowage } from './servers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
+if (!have('wrk') || !have('nginx', ['-v']) || !have('taskset')) {
+  console.log('bench/run.mjs (CDN) skipped: needs wrk, nginx and taskset (Debian: apt-get install wrk nginx util-linux)');
+  process.exit(0);
+}
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-'));

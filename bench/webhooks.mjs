@@ -78,7 +78,10 @@ try {
   const duplicates = [...got.values()].filter((t) => t.length > 1).length;
   console.log(`burst: ${EVENTS} file.stored x 2 subscriptions = ${2 * EVENTS} deliveries`);
   console.log(`  store calls took ${(stored - t0).toFixed(0)} ms; last delivery ${(last - t0).toFixed(0)} ms after the first call`);
-  console.log(`  ${((2 * EVENTS) / ((last - t0) / 1000)).toFixed(0)} deliveries/s; lost ${2 * EVENTS - got.size}; duplicated ${duplicates}`);
+  const rate = (2 * EVENTS) / ((last - t0) / 1000);
+  const lost = 2 * EVENTS - got.size;
+  console.log(`  ${rate.toFixed(0)} deliveries/s; lost ${lost}; duplicated ${duplicates}`);
+  console.log(`target (issue #19): >= 1000 deliveries/s ${rate >= 1000 ? 'MET' : 'MISSED'}; none lost, none duplicated ${lost === 0 && duplicates === 0 ? 'MET' : 'MISSED'}`);
 
   await new Promise((r) => setTimeout(r, 3000)); // idle
   const lat = [];
@@ -93,6 +96,7 @@ try {
   lat.sort((a, b) => a - b);
   const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))].toFixed(1);
   console.log(`idle: upload with store=1 -> file.stored delivered, ${IDLE_SAMPLES} samples: p50 ${q(0.5)} ms, p95 ${q(0.95)} ms, max ${lat.at(-1).toFixed(1)} ms`);
+  console.log(`target (issue #19): idle p95 < 100 ms ${Number(q(0.95)) < 100 ? 'MET' : 'MISSED'}`);
 } finally {
   await s.stop();
   receiver.close();

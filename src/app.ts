@@ -64,7 +64,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   for (const [surface, app] of fastifyApps) {
     // The matched route pattern labels the request's metrics (never the raw URL: few series). Set
     // on arrival (routing is done by then): routes that answer on the raw response skip onResponse.
-    app.addHook('onRequest', async (req, reply) => metrics.routeLabel(reply.raw, req.routeOptions.url));
+    app.addHook('onRequest', (req, reply, done) => {
+      metrics.routeLabel(reply.raw, req.routeOptions.url);
+      done();
+    });
     metrics.attach(app.server, surface);
     health.attach(app.server);
     applyRequestTimeouts(app.server, requestTimeoutsFor(config, surface));
