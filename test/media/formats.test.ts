@@ -83,6 +83,17 @@ describe('gif2video', () => {
     else expect(r.body.readUInt32BE(0)).toBe(0x1a45dfa3);
   }, 30_000);
 
+  test('without ffmpeg on this node: 501 naming what is missing, not a 500', async () => {
+    const path = process.env['PATH'];
+    process.env['PATH'] = '/nonexistent';
+    try {
+      await expect(render({ path: await fx.animatedGif(), mime: 'image/gif' }, parsePlan(['gif2video']), ctx))
+        .rejects.toMatchObject({ status: 501, message: 'gif2video is not available on this server: ffmpeg is not installed.' });
+    } finally {
+      process.env['PATH'] = path;
+    }
+  });
+
   test('non-GIF input is refused', async () => {
     await expect(render({ path: await fx.solid(10, 10, C), mime: 'image/png' }, parsePlan(['gif2video']), ctx))
       .rejects.toMatchObject({ status: 400, message: /not a GIF/ });

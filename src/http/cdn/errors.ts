@@ -1,7 +1,7 @@
 /** CDN error pages (wire-reference §3.3): small HTML pages, sandboxed by CSP, cacheable for an hour. */
 import type { ServerResponse } from 'node:http';
 
-const TITLES: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 416: 'Range Not Satisfiable', 500: 'Internal Server Error', 503: 'Service Unavailable', 507: 'Insufficient Storage' };
+const TITLES: Record<number, string> = { 400: 'Bad Request', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 416: 'Range Not Satisfiable', 500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable', 507: 'Insufficient Storage' };
 
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -92,8 +92,12 @@ function run(cmd: string, args: string[]): Promise<void> {
     let err = '';
     child.stderr.on('data', (d: Buffer) => { if (err.length < 4000) err += d.toString(); });
     const timer = setTimeout(() => child.kill('SIGKILL'), VIDEO_TIMEOUT_MS);
-    // A missing binary keeps its ENOENT code: a server fault (500), not the file's.
-    child.on('error', (e) => { clearTimeout(timer); reject(e); });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      // Not the file's fault, nor a passing one: this node lacks an optional program (stowage doctor says so too).
+      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+      reject(missing ? new AppError(501, 'NotImplemented', 'gif2video is not available on this server: ffmpeg is not installed.') : e);
+    });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolvePromise();
