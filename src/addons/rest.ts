@@ -3,13 +3,41 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
-import { checked } from '../http/common/route.js';
-import { notFoundAnswer, restRoute } from '../http/rest/route.js';
+import { checked, objectBody } from '../http/common/route.js';
+import { notFoundAnswer, restInput, restRoute } from '../http/rest/route.js';
 import { jsonObject } from '../http/common/openapi/wire-schemas.js';
-import type { AddonService } from './service.js';
+import { parseUuid } from '../core/ids.js';
+import type { AddonService, ExecuteRequest } from './service.js';
+import type { Addon } from './types.js';
 
 const ADDONS = ['Add-ons'];
-const nameParams = z.object({ name: z.string().meta({ description: 'The add-on, e.g. `uc_clamav_virus_scan` (docs/addons.md).' }) });
+const badRequest = (message: string) => new AppError(400, 'BadRequest', message);
+
+/** The add-on named in the path; an unknown name is the 404 before anything else is looked at. */
+const nameParams = (addons: AddonService) =>
+  z.object({ name: checked(z.string(), (name) => addons.addon(name)).meta({ type: 'string', description: 'The add-on, e.g. `uc_clamav_virus_scan` (docs/addons.md).' }) });
+
+const targetField = checked(z.unknown(), (target): string => {
+  if (target === undefined || target === null || target === '') throw badRequest('`target` is required.');
+  if (typeof target !== 'string') throw badRequest('`target` must be a file UUID string.');
+  const uuid = parseUuid(target);
+  if (!uuid) throw badRequest('`target` is not a valid file UUID.');
+  return uuid;
+}).meta({ type: 'string', format: 'uuid', description: "The file's UUID." });
+
+/** The execute body for `addon`: its params go through the add-on's own checks (`params.<key>` in the message). */
+const executeBody = (addon: Addon) =>
+  objectBody(
+    {
+      target: targetField,
+      // Omitted: no params (the add-on's defaults); judged as `{}` by the run.
+      params: checked(z.unknown(), (raw) => {
+        addon.parseParams(raw);
+        return raw;
+      }).optional(),
+    },
+    'Expected JSON object.',
+  );
 const statusQuery = z.object({
   request_id: checked(z.string().optional(), (v) => {
     if (v === undefined || v === '') throw new AppError(400, 'BadRequest', '`request_id` is required.');
@@ -26,13 +54,15 @@ export function addonRoutes(addons: AddonService) {
         url: '/addons/:name/execute/',
         tags: ADDONS,
         summary: 'Run an add-on on a file',
-        params: nameParams,
-        // The add-on checks its own params (paramsObject refuses unknown keys), naming `params.<key>`.
-        body: { schema: z.object({ target: z.string().meta({ description: "The file's UUID." }), params: jsonObject.optional().meta({ description: "The add-on's parameters." }) }), documentOnly: true },
+        params: nameParams(addons),
+        // Documented here; read by the handler with the named add-on's `executeBody`.
+        body: { schema: z.object({ target: z.string().meta({ format: 'uuid', description: "The file's UUID." }), params: jsonObject.optional().meta({ description: "The add-on's parameters." }) }), documentOnly: true },
         responses: { 200: { description: 'The execution was queued.', schema: z.object({ request_id: z.string() }) }, 404: notFoundAnswer('Add-on or file') },
       },
-      async (req, reply, { params }) => {
-        const requestId = await addons.execute(req.projectId, params.name, jsonBody(req));
+      async (req, reply, { params: { name: addon } }) => {
+        const body = restInput(executeBody(addon), jsonBody(req));
+        const request: ExecuteRequest = { target: body.target, rawParams: body.params ?? {} };
+        const requestId = await addons.execute(req.projectId, addon, request);
         // The public service answers the add-on POSTs with plain application/json.
         return sendJson(reply, 200, { request_id: requestId });
       },
@@ -45,11 +75,11 @@ export function addonRoutes(addons: AddonService) {
         url: '/addons/:name/execute/status/',
         tags: ADDONS,
         summary: "An add-on execution's status",
-        params: nameParams,
+        params: nameParams(addons),
         query: statusQuery,
         responses: { 200: { description: 'in_progress, done, error or unknown (and the result once done).', schema: jsonObject }, 404: notFoundAnswer('Add-on') },
       },
-      async (req, reply, { params, query }) => sendJson(reply, 200, await addons.status(req.projectId, params.name, query.request_id)),
+      async (req, reply, { params, query }) => sendJson(reply, 200, await addons.status(req.projectId, params.name.name, query.request_id)),
     );
   };
 }

@@ -21,6 +21,12 @@ export const ADDON_MAX_ATTEMPTS = 3;
 
 export type StatusJson = { status: 'in_progress' | 'done' | 'error' | 'unknown'; result?: { file_id: string }; error?: string };
 
+/** An execute call's body as `executeBody` parsed it. */
+export interface ExecuteRequest {
+  target: string;
+  rawParams: unknown;
+}
+
 export const addonNotFound = (): AppError => new AppError(404, 'AddonNotFound', 'Not found.');
 const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
 
@@ -37,17 +43,13 @@ export class AddonService {
     return addon;
   }
 
-  /** POST /addons/{name}/execute/ with the parsed JSON body. */
-  async execute(projectId: number, name: string, body: unknown): Promise<string> {
-    const addon = this.addon(name);
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new AppError(400, 'BadRequest', 'Expected JSON object.');
-    const { target, params: rawParams } = body as Record<string, unknown>;
-    if (target === undefined || target === null || target === '') throw new AppError(400, 'BadRequest', '`target` is required.');
-    if (typeof target !== 'string') throw new AppError(400, 'BadRequest', '`target` must be a file UUID string.');
-    const uuid = parseUuid(target);
-    if (!uuid) throw new AppError(400, 'BadRequest', '`target` is not a valid file UUID.');
-    // Validated now (a 400 here), stored as sent and parsed again by the run.
-    addon.parseParams(rawParams);
+  /**
+   * POST /addons/{name}/execute/, its body checked by the route (`executeBody`): `target` is a
+   * canonical UUID and `params` passed the add-on's own checks; they are stored as sent and parsed
+   * again by the run.
+   */
+  async execute(projectId: number, addon: Addon, request: ExecuteRequest): Promise<string> {
+    const { target: uuid, rawParams } = request;
     const file = await this.ctx.files.find(projectId, uuid);
     if (!file || file.removedUs !== null) throw fileNotFound();
     refuseUnfit(addon, file);

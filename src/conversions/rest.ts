@@ -8,10 +8,20 @@ import { z } from 'zod';
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
 import { AppError } from '../core/errors.js';
 import { sendJson } from '../http/common/json.js';
-import { objectBody, parsedField } from '../http/common/route.js';
+import { checked, objectBody, parsedField, uuidText } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { jsonObject } from '../http/common/openapi/wire-schemas.js';
 import type { ConversionKind, ConversionService } from './service.js';
+
+const conversionNotFound = (): AppError => new AppError(404, 'NotFound', 'Not found.');
+/** A conversion's token is the number the submit answered; anything else names none (404). */
+const tokenParams = z.object({
+  token: checked(z.string(), (v) => {
+    if (!/^\d{1,15}$/.test(v)) throw conversionNotFound();
+    return Number(v);
+  }).meta({ type: 'string', pattern: '^\\d{1,15}$', description: 'The token the conversion answered.' }),
+});
+const documentParams = z.object({ uuid: uuidText(conversionNotFound, "The file's UUID.") });
 
 const REST_JSON = 'application/vnd.uploadcare-v0.7+json';
 const bad = (message: string) => new AppError(400, 'BadRequest', message);
@@ -69,7 +79,7 @@ export function conversionRoutes(service: ConversionService) {
           url: `/convert/${kind}/status/:token/`,
           tags: CONVERSIONS,
           summary: `A ${kind} conversion's status`,
-          params: z.object({ token: z.string().meta({ description: 'The token the conversion answered.' }) }),
+          params: tokenParams,
           responses: { 200: { description: 'pending, processing, finished, failed or cancelled, with the result.', schema: jsonObject, contentType: REST_JSON }, 404: notFoundAnswer('Conversion') },
         },
         async (req, reply, { params }) => sendJson(reply, 200, await service.status(kind, req.projectId, params.token), REST_JSON),
@@ -83,7 +93,7 @@ export function conversionRoutes(service: ConversionService) {
         url: '/convert/document/:uuid/',
         tags: CONVERSIONS,
         summary: "A document's format and the formats it converts to",
-        params: z.object({ uuid: z.string().meta({ description: "The file's UUID." }) }),
+        params: documentParams,
         responses: { 200: { description: 'The format and conversion targets.', schema: jsonObject, contentType: REST_JSON }, 404: notFoundAnswer('File') },
       },
       async (req, reply, { params }) => sendJson(reply, 200, await service.documentInfo(req.projectId, params.uuid), REST_JSON),

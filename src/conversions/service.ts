@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js';
 import type { MakeGroup } from '../feature.js';
 import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
-import { newUuid, parseUuid } from '../core/ids.js';
+import { newUuid } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
 import { openLocal } from '../blobs/local-file.js';
 import type { Initiator } from '../jobs/file-events.js';
@@ -129,18 +129,17 @@ export class ConversionService {
     return { file, target: parsed.target };
   }
 
-  async status(kind: ConversionKind, projectId: number, tokenText: string): Promise<StatusJson> {
-    const token = /^\d{1,15}$/.test(tokenText) ? Number(tokenText) : null;
-    const row = token === null ? undefined : await this.repo.get(token);
+  /** `token` as the route parsed it (a number); `uuid` below is canonical. */
+  async status(kind: ConversionKind, projectId: number, token: number): Promise<StatusJson> {
+    const row = await this.repo.get(token);
     if (!row || row.project_id !== projectId || row.kind !== kind) throw new AppError(404, 'NotFound', 'Not found.');
     const result: StatusJson['result'] = { uuid: row.result_uuid };
     if (kind === 'video' && row.group_uuid) result.thumbnails_group_uuid = `${row.group_uuid}~${row.group_count}`;
     return { status: row.status, error: row.error, result };
   }
 
-  async documentInfo(projectId: number, uuidText: string): Promise<DocumentInfoJson> {
-    const uuid = parseUuid(uuidText);
-    const file = uuid ? await this.ctx.files.find(projectId, uuid) : null;
+  async documentInfo(projectId: number, uuid: string): Promise<DocumentInfoJson> {
+    const file = await this.ctx.files.find(projectId, uuid);
     if (!file || file.removedUs !== null) throw new AppError(404, 'NotFound', 'Not found.');
     const source = sourceDocument(file);
     if (!source) throw new AppError(400, 'BadRequest', `The file is not a document this server converts (${file.mimeType}).`);

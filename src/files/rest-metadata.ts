@@ -7,8 +7,9 @@ import type { AppContext } from '../context.js';
 import { sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
-import { fileParams } from './rest-params.js';
+import { fileParams, metadataKeyParams } from './rest-params.js';
 
+// Reading an unknown or malformed key is a 404 (no such key); writing one is the key's 400.
 const keyParams = fileParams.extend({ key: z.string().meta({ description: 'The metadata key.' }) });
 const valueBody = parsedField({ type: 'string', description: 'The value, as a JSON string.' }, (v) => {
   if (typeof v !== 'string') throw new AppError(400, 'BadRequest', 'Metadata value must be a JSON string.');
@@ -45,7 +46,7 @@ export function metadataRoutes(ctx: AppContext) {
         url: '/files/:uuid/metadata/:key/',
         tags: METADATA,
         summary: 'Set one metadata value',
-        params: keyParams,
+        params: metadataKeyParams,
         body: { schema: valueBody },
         responses: { 200: { description: 'Updated: the value.', schema: z.string() }, 201: { description: 'Created: the value.', schema: z.string() }, 404: notFoundAnswer('File') },
       },
@@ -57,7 +58,7 @@ export function metadataRoutes(ctx: AppContext) {
 
     restRoute(
       app,
-      { method: 'DELETE', url: '/files/:uuid/metadata/:key/', tags: METADATA, summary: 'Delete one metadata key', params: keyParams, responses: { 204: { description: 'Deleted.' }, 404: notFoundAnswer('File') } },
+      { method: 'DELETE', url: '/files/:uuid/metadata/:key/', tags: METADATA, summary: 'Delete one metadata key', params: metadataKeyParams, responses: { 204: { description: 'Deleted.' }, 404: notFoundAnswer('File') } },
       async (req, reply, { params: { uuid, key } }) => {
         await ctx.files.deleteMetadataKey(req.projectId, uuid, key, apiInitiator(req.id));
         return reply.code(204).send();

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { parseUuid } from '../core/ids.js';
+import { checked, uuidText } from '../http/common/route.js';
 import { uploadError } from '../http/upload/errors.js';
 import { uploadRoute } from '../http/upload/route.js';
 import { notFound, type MultipartService } from './multipart/service.js';
@@ -18,8 +18,17 @@ const PART_SPEC = {
   summary: 'Upload one part of a multipart upload',
   description: 'The pre-signed URL `/multipart/start/` answered (object storage may hand out its own instead).',
   security: [],
-  params: z.object({ uuid: z.string().meta({ description: 'The upload.' }), part: z.string().meta({ description: 'Part number, from 1.' }) }),
-  query: z.object({ expires: z.string().optional().meta({ description: 'From the URL.' }), sig: z.string().optional().meta({ description: 'From the URL.' }) }),
+  // A path naming no upload or part is a 404 before the signature is looked at (as before).
+  params: z.object({
+    uuid: uuidText(notFound, 'The upload.'),
+    part: checked(z.string(), (v) => {
+      const part = /^\d{1,5}$/.test(v) ? Number(v) : 0;
+      if (part < 1) throw notFound();
+      return part;
+    }).meta({ type: 'string', pattern: '^[0-9]{1,5}$', description: 'Part number, from 1.' }),
+  }),
+  // Absent or empty values fail the signature check below (403), never a 400.
+  query: z.object({ expires: z.string().default('').meta({ description: 'From the URL.' }), sig: z.string().default('').meta({ description: 'From the URL.' }) }),
   body: { schema: z.string().meta({ format: 'binary', description: 'The part\'s bytes: exactly part_size (the last: the rest).' }), contentTypes: ['application/octet-stream'], documentOnly: true },
   responses: { 200: { description: 'Stored (ETag: the part\'s MD5).' }, 404: { description: 'No such upload or part.' }, 413: { description: 'Larger than part_size.' } },
 } as const;
@@ -35,10 +44,8 @@ export function multipartPartRoute(_ctx: AppContext, service: MultipartService) 
     app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
 
     uploadRoute(app, PART_SPEC, async (req, reply, { params, query }) => {
-      const uuid = parseUuid(params.uuid);
-      const part = /^\d{1,5}$/.test(params.part) ? Number(params.part) : 0;
-      if (!uuid || part < 1) throw notFound();
-      const ok = await service.store.verifyPartUrl(uuid, part, query.expires ?? '', query.sig ?? '');
+      const { uuid, part } = params;
+      const ok = await service.store.verifyPartUrl(uuid, part, query.expires, query.sig);
       if (!ok) throw uploadError(403, 'SignatureInvalidError', 'Invalid or expired part URL signature.');
       const upload = await service.openUpload(uuid);
       if (part > Number(upload.parts)) throw notFound();

@@ -253,6 +253,73 @@ describe('Upload API fields validated by their route schemas', () => {
   });
 });
 
+describe('path ids validated by their route schemas', () => {
+  type PathOp = { parameters?: Array<{ name: string; in: string; schema: Record<string, unknown> }> };
+  const pathParam = (doc: Doc, path: string, method: string, name: string) => (doc.paths[path]![method] as unknown as PathOp).parameters?.find((p) => p.in === 'path' && p.name === name)?.schema;
+
+  it('documents file, conversion and part ids with their formats', async () => {
+    const rest = await documentOf(s.rest);
+    for (const [path, method] of [['/files/{uuid}/', 'get'], ['/files/{uuid}/storage/', 'put'], ['/files/{uuid}/metadata/{key}/', 'put'], ['/files/{uuid}/tags/', 'get'], ['/convert/document/{uuid}/', 'get']] as const) {
+      expect(pathParam(rest, path, method, 'uuid'), `${method} ${path}`).toMatchObject({ type: 'string', format: 'uuid' });
+    }
+    expect(pathParam(rest, '/convert/document/status/{token}/', 'get', 'token')).toMatchObject({ pattern: '^\\d{1,15}$' });
+    expect(pathParam(rest, '/groups/{id}/', 'get', 'id')).toMatchObject({ pattern: '^[0-9a-fA-F-]{36}~[0-9]{1,4}$' });
+    const upload = await documentOf(s.upload);
+    expect(pathParam(upload, '/multipart/upload/{uuid}/{part}/', 'put', 'uuid')).toMatchObject({ format: 'uuid' });
+    expect(pathParam(upload, '/multipart/upload/{uuid}/{part}/', 'put', 'part')).toMatchObject({ pattern: '^[0-9]{1,5}$' });
+  });
+
+  it('answers ids that name nothing as before: 404s, and a bad metadata key still its 400 first', async () => {
+    const upper = (await s.call('GET', '/files/00000000-0000-0000-0000-00000000000A/')).status;
+    const cases: Array<[string, string, number, string?]> = [
+      ['GET', '/files/not-a-uuid/', 404, '{"detail":"Not found."}'],
+      ['PUT', '/files/not-a-uuid/storage/', 404],
+      ['GET', '/files/not-a-uuid/metadata/', 404],
+      ['DELETE', '/files/not-a-uuid/metadata/k/', 404],
+      ['DELETE', '/files/not-a-uuid/metadata/a%20b/', 400, '{"detail":"File\'s metadata key `a b` contains symbols not allowed by the metadata key format."}'],
+      ['GET', '/convert/document/not-a-uuid/', 404],
+      ['GET', '/groups/not-a-group/', 404, '{"detail":"Not found."}'],
+      ['DELETE', '/groups/00000000-0000-0000-0000-000000000000/', 404],
+      ['GET', '/groups/00000000-0000-0000-0000-000000000000~2/', 404],
+      ['GET', '/convert/document/status/abc/', 404],
+      ['GET', '/convert/video/status/1234567890123456/', 404],
+      ['GET', '/addons/uc_clamav_virus_scan/execute/status/?request_id=x', 200, '{"status":"unknown"}'],
+      ['GET', '/addons/no_such_addon/execute/status/?request_id=x', 404],
+    ];
+    for (const [method, path, status, body] of cases) {
+      const res = await s.call(method, path);
+      expect(res.status, `${method} ${path}`).toBe(status);
+      if (body) expect(res.text, `${method} ${path}`).toBe(body);
+    }
+    // An id in capitals is the same id (canonical form), not a 400.
+    expect(upper).toBe(404);
+    const put = (path: string) => request(`${s.upload}${path}`, { method: 'PUT', body: 'x' });
+    for (const path of ['/multipart/upload/not-a-uuid/1/', '/multipart/upload/00000000-0000-0000-0000-000000000000/0/', '/multipart/upload/00000000-0000-0000-0000-000000000000/x/']) {
+      expect((await put(path)).status, path).toBe(404);
+    }
+    expect((await put('/multipart/upload/00000000-0000-0000-0000-000000000000/1/')).status).toBe(403);
+  });
+
+  it('checks an add-on execute body with the named add-on\'s schema, after the name', async () => {
+    const exec = (name: string, body: string) => s.call('POST', `/addons/${name}/execute/`, { body });
+    const cases: Array<[string, string, number, string]> = [
+      ['no_such_addon', '[]', 404, 'Not found.'],
+      ['uc_clamav_virus_scan', '[]', 400, 'Expected JSON object.'],
+      ['uc_clamav_virus_scan', '{}', 400, '`target` is required.'],
+      ['uc_clamav_virus_scan', '{"target": 5}', 400, '`target` must be a file UUID string.'],
+      ['uc_clamav_virus_scan', '{"target": "x"}', 400, '`target` is not a valid file UUID.'],
+      ['uc_clamav_virus_scan', '{"target": "00000000-0000-0000-0000-000000000000", "params": {"nope": 1}}', 400, ''],
+      ['uc_clamav_virus_scan', '{"target": "00000000-0000-0000-0000-000000000000"}', 404, 'Not found.'],
+    ];
+    for (const [name, body, status, detail] of cases) {
+      const res = await exec(name, body);
+      expect(res.status, `${name} ${body} ${res.text}`).toBe(status);
+      if (detail) expect((res.json as { detail: string }).detail, `${name} ${body}`).toBe(detail);
+      else expect((res.json as { detail: string }).detail).toMatch(/params\.nope/);
+    }
+  });
+});
+
 describe('the docs page', () => {
   for (const surface of ['rest', 'upload'] as const) {
     it(`${surface}: /docs/ loads, referencing only its own assets`, async () => {

@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AppError, isAppError } from '../../core/errors.js';
+import { parseUuid } from '../../core/ids.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 
@@ -209,6 +210,18 @@ export function checked<I extends z.ZodType, T>(input: I, parse: (value: z.outpu
       throw err;
     }
   }) as z.ZodPipe<I, z.ZodTransform<Awaited<T>, z.output<I>>>;
+}
+
+/**
+ * A UUID (path parameter or field), canonical (trimmed, lowercase) once parsed; anything else fails
+ * with `invalid()`: a path id that is not a UUID names nothing, so routes answer their 404.
+ */
+export function uuidText(invalid: () => AppError, description: string) {
+  return checked(z.string(), (v) => {
+    const uuid = parseUuid(v);
+    if (!uuid) throw invalid();
+    return uuid;
+  }).meta({ type: 'string', format: 'uuid', description });
 }
 
 /**
