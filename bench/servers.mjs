@@ -24,7 +24,8 @@ export async function stowage(dataDir, { pin = null, env = {} } = {}) {
   const port = await freePort();
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": profile the server under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const p = await startProc(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'stowage.js'), 'serve'], {
+  // --max-semi-space-size=4 as every launcher passes it (bin/stowage.js says why).
+  const p = await startProc(process.execPath, ['--max-semi-space-size=4', ...nodeArgs, path.join(ROOT, 'bin', 'stowage.js'), 'serve'], {
     pin,
     env: { STOWAGE_DATA_DIR: dataDir, STOWAGE_CDN_PORT: String(port), STOWAGE_REST_PORT: '0', STOWAGE_UPLOAD_PORT: '0', STOWAGE_LOG_LEVEL: 'warn', ...env },
     ready: (out) => /Stowage is running/.test(out) && /\n/.test(out.split('CDN:')[1] ?? ''),

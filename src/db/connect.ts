@@ -7,7 +7,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { cachingDatabase } from './statement-cache.js';
@@ -36,8 +35,13 @@ export interface Db {
   close(): Promise<void>;
 }
 
-// int8 (bigint) columns hold microsecond times and sizes, all far below 2^53: read them as numbers.
-pg.types.setTypeParser(20, (v) => Number(v));
+/** The pg driver, loaded only when a PostgreSQL URL is configured (a SQLite node never pays for it). */
+async function loadPg(): Promise<typeof import('pg').default> {
+  const pg = (await import('pg')).default;
+  // int8 (bigint) columns hold microsecond times and sizes, all far below 2^53: read them as numbers.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  return pg;
+}
 
 export interface DbOptions {
   databaseUrl: string;
@@ -60,6 +64,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
 
 async function openPostgres(url: string, schema: string | undefined): Promise<Db> {
   if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
+  const pg = await loadPg();
   if (schema) {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();

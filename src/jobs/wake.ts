@@ -7,7 +7,7 @@
  * uncommitted row) — its NOTIFY does, because PostgreSQL delivers notifications at commit, to the
  * listeners of every node, this one included. Polling stays as the fallback for a lost listener.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 
 type Listener = (kind: string) => void;
@@ -45,8 +45,11 @@ export function listenForJobs(url: string, schema: string | undefined, wake: (ki
 
   const connect = async () => {
     if (closed) return;
+    // Only PostgreSQL nodes listen, so only they load the driver.
+    const { Client } = (await import('pg')).default;
+    if (closed) return;
     // The same search_path as the pool's, so current_schema() names what enqueue names.
-    const c = new pg.Client({ connectionString: url, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    const c = new Client({ connectionString: url, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
     client = c;
     let ours: string | null = null;
     c.on('notification', (msg) => {

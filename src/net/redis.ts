@@ -4,12 +4,13 @@
  * fast while Redis is away (no offline queue), so callers can degrade to per-node behaviour instead
  * of hanging requests.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
-/** Null when no Redis is configured. */
-export function openRedis(url: string | undefined, log: Logger): Redis | null {
+/** Null when no Redis is configured (the client library is loaded only when one is). */
+export async function openRedis(url: string | undefined, log: Logger): Promise<Redis | null> {
   if (!url) return null;
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
   // Errors surface on each command; the connection-level ones would otherwise be unhandled.
   redis.on('error', (err: Error) => log.debug({ err: err.message }, 'redis connection error'));

@@ -114,7 +114,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     ...(await s3Env(dataDir, opts.bucket)),
     ...opts.env,
   };
-  const child = spawn(process.execPath, [BIN, 'serve', ...(opts.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The young-generation size every launcher passes (bin/stowage.js says why).
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', BIN, 'serve', ...(opts.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
