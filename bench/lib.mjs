@@ -76,11 +76,20 @@ export function cpuTicks(pid) {
 
 const LUA = `
 counter = 0
+BODY = nil
+HEAD, TAIL = nil, nil
+if BODY_FILE ~= "" then local f = io.open(BODY_FILE, "rb"); BODY = f:read("*a"); f:close() end
+if BODY and UNIQUE_MARK ~= "" then
+  local i, j = string.find(BODY, UNIQUE_MARK, 1, true)
+  HEAD, TAIL = string.sub(BODY, 1, i - 1), string.sub(BODY, j + 1)
+end
 request = function()
   counter = counter + 1
   local p = PATTERN
   if string.find(p, "%%d") then p = string.format(p, 300 + (counter % 100)) end
-  return wrk.format("GET", p, HEADERS)
+  local body = BODY
+  if HEAD then body = HEAD .. string.format("%016d", counter) .. TAIL end
+  return wrk.format(METHOD, p, HEADERS, body)
 end
 done = function(summary, latency, requests)
   local e = summary.errors
@@ -92,11 +101,13 @@ end
 /**
  * wrk against `base + pattern` (`%d` becomes 300..399, a different width per request); returns
  * req/s, latency percentiles (ms) and the server's CPU ms per request over the measured run.
+ * `method` and `bodyFile` (a file whose bytes every request sends) make it a POST bench; with
+ * `uniqueMark` (16 bytes found once in the body) each request puts its own counter there instead.
  */
-export async function wrk({ base, pattern, headers = {}, connections, seconds, serverPid, pin = null, dir }) {
+export async function wrk({ base, pattern, headers = {}, connections, seconds, serverPid, pin = null, dir, method = 'GET', bodyFile = '', uniqueMark = '' }) {
   const lua = path.join(dir, `wrk-${Math.random().toString(36).slice(2)}.lua`);
   const hdr = `{${Object.entries(headers).map(([k, v]) => `[${JSON.stringify(k)}]=${JSON.stringify(v)}`).join(',')}}`;
-  fs.writeFileSync(lua, `PATTERN = ${JSON.stringify(pattern)}\nHEADERS = ${hdr}\n${LUA}`);
+  fs.writeFileSync(lua, `PATTERN = ${JSON.stringify(pattern)}\nHEADERS = ${hdr}\nMETHOD = ${JSON.stringify(method)}\nBODY_FILE = ${JSON.stringify(bodyFile)}\nUNIQUE_MARK = ${JSON.stringify(uniqueMark)}\n${LUA}`);
   const run = (secs) => {
     const args = ['-t1', `-c${connections}`, `-d${secs}s`, '--timeout', '30s', '-s', lua, base];
     const full = pin === null ? ['wrk', ...args] : ['taskset', '-c', String(pin), 'wrk', ...args];

@@ -7,6 +7,7 @@ import { withLocalFile } from '../blobs/local-file.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
+import { GroupCommit } from '../db/group-commit.js';
 import { FileRepo, type ListQuery, type SizeListQuery } from './repo.js';
 import { ContentRepo } from './contents/repo.js';
 import { uuidInKey } from '../blobs/sweep.js';
@@ -73,10 +74,18 @@ export class FileService {
   private readonly contents: ContentRepo;
   private readonly removedListeners = new Set<(uuid: string) => void>();
   private readonly uploadHooks: UploadHook[] = [];
+  /**
+   * New files' rows commit in groups: uploads whose bytes are durable while another upload's row is
+   * committing share the next transaction, so concurrent uploads share one durable commit (one
+   * WAL fsync on SQLite) instead of queueing for one each. Each still answers only after its row
+   * committed; a failing row fails alone (group-commit.ts runs the rest again).
+   */
+  private readonly rowCommits: GroupCommit;
 
   constructor(private readonly db: Db, readonly blobs: BlobStore) {
     this.repo = new FileRepo(db);
     this.contents = new ContentRepo(db);
+    this.rowCommits = new GroupCommit(db);
   }
 
   /**
@@ -174,7 +183,7 @@ export class FileService {
       const t = nowUs();
       let row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
       try {
-        await this.db.transaction(async (trx) => {
+        await this.rowCommits.run(async (trx) => {
           const stagedKey = record.blobKey as string;
           const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
           row = { ...row, blobKey };

@@ -162,6 +162,23 @@ describe('identical bytes stored once', () => {
     for (const uuid of uuids) expect((await cdnBytes(uuid)).equals(png)).toBe(true);
   });
 
+  it('a burst of uploads, some with equal bytes (rows committed in shared transactions): every answer has its row and its bytes', async () => {
+    const pngs = await Promise.all([pngOf(40), pngOf(41), pngOf(42)]);
+    const sends = Array.from({ length: 30 }, (_, i) => ({ bytes: i % 2 === 0 ? pngs[i % 3]! : Buffer.concat([pngs[0]!, Buffer.from(`tail-${i}`)]), name: `burst-${i}.png` }));
+    const before = await fileKeys(srv.server);
+    const uuids = await Promise.all(sends.map((f) => srv.uploadFile(f.name, f.bytes, { type: 'image/png' })));
+    expect(new Set(uuids).size).toBe(30);
+    for (const [i, uuid] of uuids.entries()) {
+      const info = await srv.call('GET', `/files/${uuid}/`);
+      expect(info.status, uuid).toBe(200);
+      expect((info.json as { size: number }).size).toBe(sends[i]!.bytes.length);
+      expect((await cdnBytes(uuid)).equals(sends[i]!.bytes), uuid).toBe(true);
+    }
+    // Three distinct images among the even uploads and 15 distinct odd ones: 18 blobs, no duplicate.
+    const added = [...(await fileKeys(srv.server))].filter((k) => !before.has(k));
+    expect(added).toHaveLength(18);
+  });
+
   it('the last file of some bytes deleted while new uploads of the same bytes arrive: no upload loses its bytes', async () => {
     for (let round = 0; round < 6; round++) {
       const png = await pngOf(100 + round);
