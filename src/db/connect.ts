@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { OwnSchemaIntrospector } from './own-schema-introspector.js';
 import type { Database } from './schema.js';
 import { cachingDatabase } from './statement-cache.js';
 
@@ -82,7 +83,7 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Db
     max: 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  return { ...wrap(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), 'postgres'), ...(schema ? { schema } : {}) };
+  return { ...wrap(new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) }), 'postgres'), ...(schema ? { schema } : {}) };
 }
 
 function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
@@ -127,5 +128,12 @@ class ImmediateSqliteDialect extends SqliteDialect {
         await connection.executeQuery(CompiledQuery.raw('rollback'));
       }
     })(this.cfg);
+  }
+}
+
+/** PostgreSQL, its introspection (the migrator's) limited to this node's schema (own-schema-introspector.ts). */
+class OwnSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new OwnSchemaIntrospector(db, super.createIntrospector(db));
   }
 }
