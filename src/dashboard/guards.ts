@@ -8,6 +8,7 @@ import { AppError } from '../core/errors.js';
 import type { RestSessionAuth } from '../feature.js';
 import { isDirectLoopback, isSecure, proxyMatcher } from '../http/common/trust.js';
 import { sessionCookie } from './cookies.js';
+import type { SessionRow } from './repo.js';
 import type { SessionService } from './sessions.js';
 
 /** The header every dashboard API call sends: a cross-site form cannot set it, and a cross-origin fetch needs a preflight our CORS answer does not grant with cookies. */
@@ -56,6 +57,18 @@ export class Guards {
       if (!session) throw new AppError(401, 'SessionEnded', 'The dashboard session ended: sign in again.');
       return session.projectId;
     };
+  }
+
+  /**
+   * The session of a dashboard API call that hands out something secret-derived: the cookie and
+   * the dashboard header (which a cross-site form cannot set, and a cross-origin script cannot send
+   * with the cookie), else 401.
+   */
+  async pageSession(req: FastifyRequest): Promise<SessionRow> {
+    const token = sessionCookie(req.headers.cookie);
+    const session = token !== null && req.headers[DASHBOARD_HEADER] === '1' ? await this.sessions.resolve(token) : null;
+    if (!session) throw new AppError(401, 'NotSignedIn', 'Sign in to the dashboard first.');
+    return session;
   }
 
   private restHost(): string | undefined {

@@ -9,8 +9,9 @@ import { AppError } from '../core/errors.js';
 import type { RoutePlugin } from '../feature.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
 import type { Asset } from './assets.js';
+import { cdnGrantFor, uploadSignatureFor } from './credentials.js';
 import { clearSessionCookie, sessionCookie, setSessionCookie } from './cookies.js';
-import type { Guards } from './guards.js';
+import { DASHBOARD_HEADER, type Guards } from './guards.js';
 import { securityHeaders } from './headers.js';
 import type { SessionService, SignInInput } from './sessions.js';
 
@@ -56,12 +57,23 @@ export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guard
       if (!session || !project) return sendJson(securityHeaders(reply, ctx, 'no-store'), 200, { signed_in: false });
       return sendJson(securityHeaders(reply, ctx, 'no-store'), 200, {
         signed_in: true,
-        project: { name: project.project.name, pub_key: session.pubKey },
+        project: { name: project.project.name, pub_key: session.pubKey, signed_uploads: project.project.signedUploads },
         upload_base: ctx.bases.upload,
         cdn_base: ctx.bases.cdn,
+        // Thumbnails and previews of a project with signed CDN URLs carry this token (the page asks again before it expires).
+        // Only to the pages' own calls (they send the dashboard header), like every secret-derived answer.
+        cdn_token: req.headers[DASHBOARD_HEADER] === '1' ? await cdnGrantFor(ctx, session) : null,
         widget: assets.widget.size > 0,
         expires_at: new Date(Math.floor(session.expiresUs / 1000)).toISOString(),
       });
+    });
+
+    // The widget's signature resolver calls this before each upload into a project with signed uploads.
+    app.get('/dashboard/api/upload-signature', async (req: FastifyRequest, reply) => {
+      const session = await guards.pageSession(req);
+      const signature = await uploadSignatureFor(ctx, session);
+      if (!signature) throw new AppError(404, 'NotSigned', 'This project does not require signed uploads.');
+      return sendJson(securityHeaders(reply, ctx, 'no-store'), 200, signature);
     });
   };
 }

@@ -248,4 +248,51 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
     expect(status).toBe(401);
     await shot('06-signed-out');
   });
+  it('a project with signed uploads and signed CDN URLs: the widget uploads with a signature the server makes, thumbnails carry a token', async () => {
+    problems.length = 0; // the sign-out test's own 401 probe
+    const keys = await srv.server.createProject();
+    srv.server.cli(['project', 'set', '--pub-key', keys.public_key, '--signed-uploads', 'on', '--signed-cdn', 'on']);
+    await page.goto(`${srv.rest}/dashboard/`);
+    await page.fill('#public_key', keys.public_key);
+    await page.fill('#secret_key', keys.secret_key);
+    await page.click('#sign-in button[type=submit]');
+    await page.locator('#total').waitFor();
+    await page.click('nav a[href="#/upload"]');
+    await page.waitForFunction(() => typeof (document.getElementById('upload-ctx') as unknown as { getAPI?: unknown } | null)?.getAPI === 'function');
+    await page.evaluate(async () => {
+      const api = (document.getElementById('upload-ctx') as unknown as { getAPI(): { addFileFromObject(file: File): void; uploadAll(): void } }).getAPI();
+      const canvas = new OffscreenCanvas(120, 80);
+      const g = canvas.getContext('2d')!;
+      g.fillStyle = '#d53a7b';
+      g.fillRect(0, 0, 120, 80);
+      api.addFileFromObject(new File([await canvas.convertToBlob({ type: 'image/png' })], 'signed.png', { type: 'image/png' }));
+      api.uploadAll();
+    });
+    const link = page.locator('#uploaded li a');
+    await link.waitFor({ timeout: 30_000 });
+    const uuid = ((await link.getAttribute('href')) ?? '').replace('#/files/', '');
+    expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
+    await page.click('nav a[href="#/files"]');
+    await page.waitForFunction((id) => {
+      const img = document.querySelector<HTMLImageElement>(`tr[data-uuid="${id}"] img.thumb`);
+      return img !== null && img.complete && img.naturalWidth > 0;
+    }, uuid);
+    const src = (await page.locator(`tr[data-uuid="${uuid}"] img.thumb`).getAttribute('src')) ?? '';
+    expect(src).toMatch(/\?token=exp=\d+~acl=\/\*~hmac=[0-9a-f]{64}$/);
+    // The CDN does want the token, and the Upload API a signature: the page did not get around them.
+    expect((await fetch(src.replace(/\?token=.*$/, ''))).status).toBe(403);
+    const unsigned = new FormData();
+    unsigned.append('UPLOADCARE_PUB_KEY', keys.public_key);
+    unsigned.append('file', new Blob(['x']), 'x.txt');
+    expect((await fetch(`${srv.upload}/base/`, { method: 'POST', body: unsigned })).status).toBe(400);
+    expect(problems).toEqual([]);
+    // Secret-derived answers only to the pages' own calls (the dashboard header).
+    const headerless = await page.evaluate(async () => {
+      const a = await fetch('/dashboard/api/upload-signature');
+      const b = await (await fetch('/dashboard/api/session')).json();
+      return [a.status, b.cdn_token];
+    });
+    expect(headerless).toEqual([401, null]);
+    await shot('07-signed-project');
+  });
 });

@@ -57,8 +57,18 @@ function showSignIn(message) {
   show(app, form);
 }
 
-function route() {
-  if (!session) return;
+/** The session again when its CDN token is about to expire (pages build thumbnail URLs with it). */
+async function freshSession() {
+  const token = session?.cdn_token;
+  if (token && Date.parse(token.expires_at) - Date.now() < 120_000) {
+    const who = await api('GET', '/dashboard/api/session').catch(() => null);
+    session = who?.signed_in ? who : null;
+  }
+  return session;
+}
+
+async function route() {
+  if (!(await freshSession())) return showSignIn();
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   for (const a of top.querySelectorAll('nav a')) a.classList.toggle('active', a.getAttribute('href') === `#/${parts[0] ?? ''}`);
   const [page, id] = parts;

@@ -17,10 +17,16 @@ const TYPES = {
   other: { label: 'Other files', cond: { is_image: false } },
 };
 
+/** A CDN URL of the project; with signed CDN URLs, it carries the session's token. */
+export function cdnUrl(session, path) {
+  const url = `${session.cdn_base}${path}`;
+  return session.cdn_token ? `${url}?token=${session.cdn_token.token}` : url;
+}
+
 /** A thumbnail from the CDN for a live image; a label with the extension otherwise. */
 export function thumbnail(file, session, size = 96) {
   if (file.is_image && !file.datetime_removed) {
-    return h('img', { class: 'thumb', alt: '', loading: 'lazy', src: `${session.cdn_base}/${file.uuid}/-/preview/${size}x${size}/` });
+    return h('img', { class: 'thumb', alt: '', loading: 'lazy', src: cdnUrl(session, `/${file.uuid}/-/preview/${size}x${size}/`) });
   }
   const ext = (file.original_filename || '').split('.').pop().slice(0, 5) || 'file';
   return h('span', { class: 'thumb placeholder' }, ext);

@@ -1,5 +1,6 @@
 // Uploads into the project through the official upload widget (@uploadcare/file-uploader), served
 // by this server from its npm package, pointed at this Stowage's Upload API and CDN.
+import { api } from './api.js';
 import { h } from './dom.js';
 
 let widgetLoaded = null;
@@ -29,6 +30,13 @@ export async function uploadPage(view, session) {
   config.pubkey = session.project.pub_key;
   config.baseUrl = session.upload_base;
   config.cdnCname = session.cdn_base;
+  // Signed uploads: the server signs for the session (the secret key never reaches the page).
+  if (session.project.signed_uploads) {
+    config.secureUploadsSignatureResolver = async () => {
+      const s = await api('GET', '/dashboard/api/upload-signature');
+      return { secureSignature: s.secure_signature, secureExpire: String(s.secure_expire) };
+    };
+  }
   // The widget reports usage to the hosted service unless told not to; a self-hosted dashboard does not.
   config.qualityInsights = false;
   const uploaded = h('ul', { id: 'uploaded' });

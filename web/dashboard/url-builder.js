@@ -1,5 +1,6 @@
 // Builds a CDN URL from a few image operations (docs/images.md) and shows the result live.
 import { h, show } from './dom.js';
+import { cdnUrl } from './files.js';
 
 const FORMATS = ['auto', 'jpeg', 'png', 'webp'];
 const QUALITIES = ['', 'smart', 'better', 'best', 'lighter', 'lightest'];
@@ -27,7 +28,7 @@ export function urlBuilder(file, session) {
     if (gray.checked) ops.push('grayscale');
     if (format.value !== 'auto') ops.push(`format/${format.value}`);
     if (quality.value) ops.push(`quality/${quality.value}`);
-    return `${session.cdn_base}/${file.uuid}/${ops.map((o) => `-/${o}/`).join('')}`;
+    return cdnUrl(session, `/${file.uuid}/${ops.map((o) => `-/${o}/`).join('')}`);
   };
   const update = () => {
     const next = build();
