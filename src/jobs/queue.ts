@@ -12,7 +12,7 @@
  * with a per-key limit never has more than that many jobs of one key running across all nodes,
  * and one claim takes the keys in turns, so one key's backlog cannot take every slot.
  */
-import { PostgresAdapter, sql, type Kysely, type Selectable, type Updateable, type UpdateResult } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely';
 import type { Db, DbOrTrx, Dialect } from '../db/connect.js';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
@@ -54,6 +54,15 @@ export interface ClaimOptions {
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
+
+/**
+ * A write that belongs with a job's outcome (a delivery's attempt record, a fan-out's new jobs):
+ * committed in the same transaction as the completion or failure, so a job costs one commit, not
+ * one for its own writes and another for its outcome. Run even when the claim was lost (what the
+ * run did still happened), and possibly twice until committed (see db/group-commit.ts): inserts
+ * and writes guarded by a unique key qualify.
+ */
+export type OutcomeWrite = (trx: Transaction<Database>) => Promise<void>;
 
 /**
  * Writes a job. Due jobs wake the workers: at once in this process (see jobs/wake.ts for why that
@@ -101,17 +110,23 @@ export class JobQueue {
     return enqueue(this.db, opts);
   }
 
-  /** Claims up to `limit` due jobs of the given kinds for `workerId`, leased for `leaseMs`. */
+  /**
+   * Claims up to `limit` due jobs of the given kinds for `workerId`, leased for `leaseMs`. The claim
+   * goes through the group commit: it shares its commit with the outcomes of the jobs that just
+   * finished (on SQLite every commit is an fsync, and a claim per freed slot was one more each).
+   * Outcomes queued before it are written first, so it counts their slots as free.
+   */
   async claim(workerId: string, opts: ClaimOptions): Promise<ClaimedJob[]> {
     const { kinds, limit, leaseMs } = opts;
     if (kinds.length === 0 || limit <= 0) return [];
     await this.buryAbandoned(kinds, leaseMs);
-    const now = nowUs();
-    const lease = now + leaseMs * 1000;
-    let rows: JobRow[];
-    if (opts.perKeyLimit !== undefined) rows = await this.claimFair(workerId, kinds, limit, opts.perKeyLimit, now, lease);
-    else if (this.dialect === 'postgres') rows = await this.claimPostgres(workerId, kinds, limit, now, lease);
-    else rows = await this.claimSqlite(workerId, kinds, limit, now, lease);
+    const rows = await this.writes.statement((db) => {
+      const now = nowUs();
+      const lease = now + leaseMs * 1000;
+      if (opts.perKeyLimit !== undefined) return this.claimFair(db, workerId, kinds, limit, opts.perKeyLimit, now, lease);
+      if (this.dialect === 'postgres') return this.claimPostgres(db, workerId, kinds, limit, now, lease);
+      return this.claimSqlite(db, workerId, kinds, limit, now, lease);
+    });
     return rows.map(toClaimed);
   }
 
@@ -120,9 +135,10 @@ export class JobQueue {
    * key's jobs already running on any node; only ranks within the limit are taken, lowest rank
    * first, so one claim takes the keys in turns. On PostgreSQL the claim holds a transaction-level
    * advisory lock: two nodes counting the same running jobs at once could otherwise both fill a
-   * key up to its limit. The UPDATE re-checks that each row is still claimable.
+   * key up to its limit. The UPDATE re-checks that each row is still claimable. Inside a group
+   * commit's transaction the lock is held until that commits (a few outcomes' writes longer).
    */
-  private async claimFair(workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number): Promise<JobRow[]> {
+  private async claimFair(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number): Promise<JobRow[]> {
     const kindList = sql.join(kinds.map((k) => sql`${k}`));
     // Both steps MATERIALIZED: evaluated once each. (Inlined, with stale statistics after a burst,
     // PostgreSQL re-ran the running count for every due row: a second per claim at 2,000 rows.)
@@ -144,11 +160,12 @@ export class JobQueue {
         WHERE id IN (SELECT id FROM ranked WHERE slot <= ${perKey} ORDER BY slot, run_at_us LIMIT ${limit})
           AND state = 'pending' AND (lease_until_us IS NULL OR lease_until_us < ${now})
         RETURNING *`.execute(db);
-    if (this.dialect !== 'postgres') return (await update(this.db)).rows;
-    return this.db.transaction().execute(async (trx) => {
+    if (this.dialect !== 'postgres') return (await update(db)).rows;
+    const locked = async (trx: DbOrTrx) => {
       await sql`SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':jobs.fair-claim'))`.execute(trx);
       return (await update(trx)).rows;
-    });
+    };
+    return db.isTransaction ? locked(db) : db.transaction().execute(locked);
   }
 
   /**
@@ -157,7 +174,7 @@ export class JobQueue {
    * re-checked against the WHERE clause (READ COMMITTED re-evaluation), so a fresh lease is never
    * taken over; the UPDATE repeats the conditions as a second guard.
    */
-  private async claimPostgres(workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
+  private async claimPostgres(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
     const kindList = sql.join(kinds.map((k) => sql`${k}`));
     const res = await sql<JobRow>`
       WITH due AS MATERIALIZED (
@@ -171,13 +188,13 @@ export class JobQueue {
       UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = jobs.attempts + 1
       FROM due
       WHERE jobs.id = due.id AND jobs.state = 'pending' AND (jobs.lease_until_us IS NULL OR jobs.lease_until_us < ${now})
-      RETURNING jobs.*`.execute(this.db);
+      RETURNING jobs.*`.execute(db);
     return res.rows;
   }
 
   /** SQLite: one writer at a time, so the UPDATE with its subquery is atomic. */
-  private async claimSqlite(workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
-    const due = this.db
+  private async claimSqlite(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
+    const due = db
       .selectFrom('jobs')
       .select('id')
       .where('state', '=', 'pending')
@@ -187,7 +204,7 @@ export class JobQueue {
       .whereRef('attempts', '<', 'max_attempts')
       .orderBy('run_at_us')
       .limit(limit);
-    return this.db
+    return db
       .updateTable('jobs')
       .set((eb) => ({ locked_by: workerId, lease_until_us: lease, attempts: eb('attempts', '+', 1) }))
       .where('id', 'in', due)
@@ -219,49 +236,38 @@ export class JobQueue {
       .execute();
   }
 
-  /** Marks the job done. False when the claim was lost (someone else holds the job now). */
-  async complete(job: ClaimedJob): Promise<boolean> {
-    return this.fenced(job, { state: 'done', lease_until_us: null, last_error: null });
+  /**
+   * Marks the job done, committing `alongside` in the same transaction. False when the claim was
+   * lost (someone else holds the job now).
+   */
+  async complete(job: ClaimedJob, alongside: readonly OutcomeWrite[] = []): Promise<boolean> {
+    return this.fenced(job, { state: 'done', lease_until_us: null, last_error: null }, alongside);
   }
 
   /**
    * Records a failure; reschedules after `retryInMs`, or marks the job dead when out of attempts
    * or when `giveUp` is set. 'lost' when the claim was no longer ours.
    */
-  async fail(job: ClaimedJob, error: string, retryInMs: number, giveUp = false): Promise<'retry' | 'dead' | 'lost'> {
+  async fail(job: ClaimedJob, error: string, retryInMs: number, giveUp = false, alongside: readonly OutcomeWrite[] = []): Promise<'retry' | 'dead' | 'lost'> {
     const dead = giveUp || job.attempt >= job.maxAttempts;
-    const ok = await this.fenced(job, {
-      state: dead ? 'dead' : 'pending',
-      lease_until_us: null,
-      locked_by: null,
-      last_error: error.slice(0, 2000),
-      run_at_us: nowUs() + retryInMs * 1000,
-    });
+    const set = { state: dead ? 'dead' : 'pending', lease_until_us: null, locked_by: null, last_error: error.slice(0, 2000), run_at_us: nowUs() + retryInMs * 1000 } as const;
+    const ok = await this.fenced(job, set, alongside);
     return ok ? (dead ? 'dead' : 'retry') : 'lost';
   }
 
   /** Extends a running job's lease (heartbeat). False when the claim was lost. */
   async extend(job: ClaimedJob, leaseMs: number): Promise<boolean> {
     // Straight to the store, not through the group commit: a heartbeat must not queue behind outcomes.
-    return this.fenced(job, { lease_until_us: nowUs() + leaseMs * 1000 }, (write) => write(this.db));
+    return fencedUpdate(this.db, job, { lease_until_us: nowUs() + leaseMs * 1000 });
   }
 
-  private async fenced(
-    job: ClaimedJob,
-    set: Updateable<Database['jobs']>,
-    via: (write: (db: Kysely<Database>) => Promise<UpdateResult>) => Promise<UpdateResult> = (write) => this.writes.statement(write),
-  ): Promise<boolean> {
-    const r = await via((db) =>
-      db
-        .updateTable('jobs')
-        .set(set)
-        .where('id', '=', job.id)
-        .where('state', '=', 'pending')
-        .where('locked_by', '=', job.lockedBy)
-        .where('attempts', '=', job.attempt)
-        .executeTakeFirst(),
-    );
-    return Number(r.numUpdatedRows) === 1;
+  /** An outcome: through the group commit, with the writes that belong to it. */
+  private async fenced(job: ClaimedJob, set: Updateable<Database['jobs']>, alongside: readonly OutcomeWrite[]): Promise<boolean> {
+    if (alongside.length === 0) return this.writes.statement((db) => fencedUpdate(db, job, set));
+    return this.writes.run(async (trx) => {
+      for (const write of alongside) await write(trx);
+      return fencedUpdate(trx, job, set);
+    });
   }
 
   /** Gives leases held by this worker back, so another process may pick the jobs up at once. */
@@ -294,6 +300,19 @@ export class JobQueue {
   async prune(olderThanUs: number): Promise<void> {
     await this.db.deleteFrom('jobs').where('state', '=', 'done').where('created_us', '<', olderThanUs).execute();
   }
+}
+
+/** Updates the job only while it still carries this claim (see the fencing note at the top). */
+async function fencedUpdate(db: DbOrTrx, job: ClaimedJob, set: Updateable<Database['jobs']>): Promise<boolean> {
+  const r = await db
+    .updateTable('jobs')
+    .set(set)
+    .where('id', '=', job.id)
+    .where('state', '=', 'pending')
+    .where('locked_by', '=', job.lockedBy)
+    .where('attempts', '=', job.attempt)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }
 
 /** Rows are claimed by kind, so a row's payload is its kind's (written by the typed `enqueue`). */

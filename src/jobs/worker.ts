@@ -10,12 +10,21 @@ import os from 'node:os';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { JobKind, JobPayloads } from './kinds.js';
-import { backoffMs, type ClaimedJob, type JobQueue } from './queue.js';
+import { backoffMs, type ClaimedJob, type JobQueue, type OutcomeWrite } from './queue.js';
 import { localEnqueues } from './wake.js';
 
+/** Handed to a run: its writes that are committed with the job's outcome, whichever it is. */
+export interface JobOutcome {
+  /** Commits `write` in the transaction that records the job done, retried or dead. */
+  alongside(write: OutcomeWrite): void;
+}
+
 export interface JobHandler<K extends JobKind = JobKind> {
-  /** Does the work. Throwing schedules a retry; it must be safe to run twice (at-least-once). */
-  run(payload: JobPayloads[K], job: ClaimedJob<K>): Promise<void>;
+  /**
+   * Does the work. Throwing schedules a retry; it must be safe to run twice (at-least-once).
+   * Writes given to `outcome.alongside` share the outcome's commit (one commit per job).
+   */
+  run(payload: JobPayloads[K], job: ClaimedJob<K>, outcome: JobOutcome): Promise<void>;
   /** Lease length. The heartbeat renews it while the job runs, so it bounds only crash recovery. */
   leaseMs?: number;
   /** Backoff for the next attempt; defaults to exponential with jitter. */
@@ -191,16 +200,13 @@ export class Worker {
       }
       if (jobs.length > 0) this.dirty.add(group); // found work: more may be due
       group.lane.running += jobs.length;
-      for (const job of jobs) this.track(this.runOne(job, group), job.kind);
+      for (const job of jobs) this.track(this.runOne(job, group));
     }
   }
 
-  private track(p: Promise<void>, kind: JobKind): void {
+  private track(p: Promise<void>): void {
     this.inFlight.add(p);
-    void p.finally(() => {
-      this.inFlight.delete(p);
-      this.poke(kind); // a slot is free, and a per-key limit may have room again
-    });
+    void p.finally(() => this.inFlight.delete(p));
   }
 
   private async runOne(job: ClaimedJob, group: ClaimGroup): Promise<void> {
@@ -213,22 +219,35 @@ export class Worker {
       );
     }, Math.max(50, Math.floor(leaseMs / 3)));
     heartbeat.unref();
+    // The slot is free once the outcome is queued, not committed: the next claim then goes into
+    // the group commit after this outcome (it counts this job as finished) and shares its commit
+    // (see JobQueue.claim). Until it commits, the lease still covers the job after a crash.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      group.lane.running--;
+      this.poke(job.kind); // a slot is free, and a per-key limit may have room again
+    };
+    const alongside: OutcomeWrite[] = [];
     try {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-      await handler.run(job.payload, job);
+      await handler.run(job.payload, job, { alongside: (write) => void alongside.push(write) });
       clearInterval(heartbeat);
-      const ok = await this.queue.complete(job);
-      if (!ok) this.log.warn({ job: job.id, kind: job.kind }, 'job finished after its lease was lost; outcome not recorded');
+      const recorded = this.queue.complete(job, alongside);
+      release();
+      if (!(await recorded)) this.log.warn({ job: job.id, kind: job.kind }, 'job finished after its lease was lost; outcome not recorded');
     } catch (err) {
       clearInterval(heartbeat);
       const giveUp = err instanceof JobGiveUpError;
       const delay = giveUp ? 0 : err instanceof JobRetryLaterError ? err.retryInMs : handler?.retryInMs ? handler.retryInMs(job.attempt) : backoffMs(job.attempt);
       const message = err instanceof Error ? err.message : String(err);
-      const outcome = await this.queue.fail(job, message, delay, giveUp).catch(() => 'unknown');
-      this.log.warn({ job: job.id, kind: job.kind, attempt: job.attempt, outcome, err: message }, 'job failed');
+      const recorded = this.queue.fail(job, message, delay, giveUp, alongside).catch(() => 'unknown');
+      release();
+      this.log.warn({ job: job.id, kind: job.kind, attempt: job.attempt, outcome: await recorded, err: message }, 'job failed');
     } finally {
       clearInterval(heartbeat);
-      group.lane.running--;
+      release();
     }
   }
 }

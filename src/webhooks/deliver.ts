@@ -15,7 +15,6 @@ import { performance } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
 import { isAppError } from '../core/errors.js';
 import { nowUs } from '../core/time.js';
-import { GroupCommit } from '../db/group-commit.js';
 import { backoffMs } from '../jobs/queue.js';
 import { JobGiveUpError, JobRetryLaterError, type JobHandler } from '../jobs/worker.js';
 import { OutboundClient } from '../net/outbound.js';
@@ -52,9 +51,6 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
   });
   const retryInMs = (attempt: number) => backoffMs(attempt, cfg.webhookRetryBaseMs, cfg.webhookRetryMaxMs);
   const failures = ctx.metrics.counter('stowage_webhook_delivery_failures_total', 'Webhook delivery attempts that got no 2xx (timeouts, connection errors, refusals, other statuses)');
-  // Attempt records of concurrent deliveries share commits.
-  const writes = new GroupCommit(ctx.db);
-  const record = (d: NewDelivery) => writes.statement((db) => repo.recordDelivery(d, db));
   const breakers = new TargetBreakers({
     threshold: cfg.webhookBreakerFailures,
     coolDownMs: cfg.webhookBreakerCooldownMs,
@@ -72,7 +68,10 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
     // byte reclaiming and the other jobs.
     concurrency: cfg.webhookConcurrency,
     perKeyLimit: cfg.webhookConcurrencyPerProject,
-    async run(d, job): Promise<void> {
+    async run(d, job, outcome): Promise<void> {
+      // The attempt record is committed with the job's outcome (one commit per delivery, shared
+      // by the deliveries finishing together).
+      const record = (attempt: NewDelivery) => outcome.alongside((trx) => repo.recordDelivery(attempt, trx));
       const sub = await repo.get(d.projectId, d.subscriptionId);
       // Unsubscribed or deactivated since the event: the user no longer wants it.
       if (!sub || !sub.isActive) return;
@@ -81,7 +80,7 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
       if (!verdict.send) {
         const nextUs = nowUs() + verdict.retryInMs * 1000;
         const why = `${verdict.why}; not sent, next attempt after ${new Date(nextUs / 1000).toISOString()}`;
-        await record({ webhookId: sub.id, projectId: d.projectId, event: d.event, eventId: d.eventId, attempt: job.attempt, targetUrl: sub.targetUrl, startedUs: nowUs(), durationMs: 0, status: null, success: false, error: why, responseExcerpt: null });
+        record({ webhookId: sub.id, projectId: d.projectId, event: d.event, eventId: d.eventId, attempt: job.attempt, targetUrl: sub.targetUrl, startedUs: nowUs(), durationMs: 0, status: null, success: false, error: why, responseExcerpt: null });
         if (nextUs > giveUpAtUs) throw new JobGiveUpError(`gave up after ${job.attempt} attempts: ${verdict.why}`);
         throw new JobRetryLaterError(verdict.why, verdict.retryInMs);
       }
@@ -94,7 +93,7 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
       if (!success) failures.inc();
       // The target's health: it answered (a 4xx is an answer). A refusal by policy says nothing about it.
       if (!result.permanent) breakers.record(sub.targetUrl, result.status !== null && result.status < 500, result.error ?? `HTTP ${result.status}`);
-      await record({
+      record({
         webhookId: sub.id,
         projectId: d.projectId,
         event: d.event,

@@ -6,7 +6,6 @@
  */
 import type { AppContext } from '../context.js';
 import { nowUs } from '../core/time.js';
-import { GroupCommit } from '../db/group-commit.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { enqueue } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
@@ -20,13 +19,11 @@ const DELIVERY_MAX_ATTEMPTS = 1000;
 export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
 export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'event.file'> {
-  // Fan-outs of concurrent events share commits (a burst of events is a burst of small writes).
-  const writes = new GroupCommit(ctx.db);
   return {
     // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
     // quick pick-up after a crash.
     leaseMs: 10_000,
-    async run(event, job): Promise<void> {
+    async run(event, job, outcome): Promise<void> {
       const subs = await repo.activeFor(event.projectId, event.event);
       if (subs.length === 0) return;
       const [file, project] = await Promise.all([ctx.files.find(event.projectId, event.uuid), ctx.projects.byId(event.projectId)]);
@@ -35,14 +32,19 @@ export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'e
         return;
       }
       const eventUs = job.createdUs || nowUs();
-      await writes.run(async (trx) => {
-        for (const subscription of subs) {
-          const body = JSON.stringify(buildPayload({ event, subscription, projectPubKey: project.pubKey, file, bases: ctx.bases }));
-          const delivery: WebhookDeliveryPayload = { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };
+      const deliveries = subs.map((subscription): WebhookDeliveryPayload => {
+        const body = JSON.stringify(buildPayload({ event, subscription, projectPubKey: project.pubKey, file, bases: ctx.bases }));
+        return { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };
+      });
+      // Committed with this job's completion: one commit per event, shared by concurrent events
+      // (a burst of events is a burst of small writes). Should the fan-out run again after a
+      // crash, the unique keys drop the repeats.
+      outcome.alongside(async (trx) => {
+        for (const delivery of deliveries) {
           await enqueue(trx, {
             kind: 'webhook.deliver',
             payload: delivery,
-            uniqueKey: `deliver:${job.id}:${subscription.id}`,
+            uniqueKey: `deliver:${job.id}:${delivery.subscriptionId}`,
             maxAttempts: DELIVERY_MAX_ATTEMPTS,
             fairKey: deliveryFairKey(event.projectId),
           });
