@@ -140,8 +140,14 @@ export class JobQueue {
    */
   private async claimFair(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number): Promise<JobRow[]> {
     const kindList = sql.join(kinds.map((k) => sql`${k}`));
-    // Both steps MATERIALIZED: evaluated once each. (Inlined, with stale statistics after a burst,
-    // PostgreSQL re-ran the running count for every due row: a second per claim at 2,000 rows.)
+    const due = (j: string) =>
+      sql`${sql.ref(`${j}.state`)} = 'pending' AND ${sql.ref(`${j}.kind`)} IN (${kindList}) AND ${sql.ref(`${j}.run_at_us`)} <= ${now}
+        AND (${sql.ref(`${j}.lease_until_us`)} IS NULL OR ${sql.ref(`${j}.lease_until_us`)} < ${now}) AND ${sql.ref(`${j}.attempts`)} < ${sql.ref(`${j}.max_attempts`)}`;
+    // Only a key's `perKey` oldest due jobs can get a slot, so only those are ranked (`head`: one
+    // index range per key, jobs_kind_state_key_due). Ranking every due job cost 8 ms a claim with
+    // 2,000 of one project due; this way it is about 1 ms. Jobs without a key rank among
+    // themselves, as before. Every step MATERIALIZED: evaluated once. (Inlined, with stale
+    // statistics after a burst, PostgreSQL re-ran the running count for every due row.)
     const update = (db: DbOrTrx) =>
       sql<JobRow>`
         WITH running AS MATERIALIZED (
@@ -149,12 +155,24 @@ export class JobQueue {
           WHERE state = 'pending' AND kind IN (${kindList}) AND lease_until_us >= ${now}
           GROUP BY fair_key
         ),
+        fair_keys AS MATERIALIZED (
+          SELECT DISTINCT fair_key FROM jobs WHERE state = 'pending' AND kind IN (${kindList}) AND fair_key IS NOT NULL
+        ),
+        head AS MATERIALIZED (
+          SELECT j.id AS id, j.fair_key AS fair_key, j.run_at_us AS run_at_us
+          FROM fair_keys k JOIN jobs j ON j.id IN (
+            SELECT x.id FROM jobs x WHERE ${due('x')} AND x.fair_key = k.fair_key ORDER BY x.run_at_us, x.id LIMIT ${perKey}
+          )
+          UNION ALL
+          SELECT * FROM (
+            SELECT j.id AS id, j.fair_key AS fair_key, j.run_at_us AS run_at_us FROM jobs j
+            WHERE ${due('j')} AND j.fair_key IS NULL ORDER BY j.run_at_us, j.id LIMIT ${perKey}
+          ) AS keyless
+        ),
         ranked AS MATERIALIZED (
-          SELECT j.id AS id, j.run_at_us AS run_at_us,
-            ROW_NUMBER() OVER (PARTITION BY j.fair_key ORDER BY j.run_at_us, j.id) + COALESCE(r.n, 0) AS slot
-          FROM jobs j LEFT JOIN running r ON r.fair_key = j.fair_key
-          WHERE j.state = 'pending' AND j.kind IN (${kindList}) AND j.run_at_us <= ${now}
-            AND (j.lease_until_us IS NULL OR j.lease_until_us < ${now}) AND j.attempts < j.max_attempts
+          SELECT h.id AS id, h.run_at_us AS run_at_us,
+            ROW_NUMBER() OVER (PARTITION BY h.fair_key ORDER BY h.run_at_us, h.id) + COALESCE(r.n, 0) AS slot
+          FROM head h LEFT JOIN running r ON r.fair_key = h.fair_key
         )
         UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = attempts + 1
         WHERE id IN (SELECT id FROM ranked WHERE slot <= ${perKey} ORDER BY slot, run_at_us LIMIT ${limit})
