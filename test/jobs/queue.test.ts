@@ -11,7 +11,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrations.js';
-import { enqueue, JobQueue } from '../../src/jobs/queue.js';
+import { enqueue, JobQueue, type OutcomeWrite } from '../../src/jobs/queue.js';
 import { JobGiveUpError, Worker } from '../../src/jobs/worker.js';
 import { listenForJobs } from '../../src/jobs/wake.js';
 import { newSchema, usingPostgres } from '../helpers/server.js';
@@ -203,6 +203,83 @@ describe('fair claims (per-key limits)', () => {
     await sleep(200);
     const again = await q.claim('lives', { kinds: [k], limit: 5, leaseMs: 60_000, perKeyLimit: 2 });
     expect(again.map((j) => j.payload).sort()).toEqual([0, 1]);
+  });
+});
+
+describe('fair claims: jobs without a key, and outcomes queued before a claim', () => {
+  it('jobs of a fair kind without a key are ranked among themselves, up to the limit', async () => {
+    const k = 'test.fair-keyless';
+    for (let i = 0; i < 4; i++) await enqueue(db.kysely, { kind: k, payload: `n${i}` });
+    await enqueue(db.kysely, { kind: k, payload: 'k0', fairKey: 'K' });
+    const q = new JobQueue(db);
+    const got = await q.claim('w', { kinds: [k], limit: 10, leaseMs: 60_000, perKeyLimit: 2 });
+    expect(got.map((j) => j.payload).sort()).toEqual(['k0', 'n0', 'n1']);
+  });
+
+  it('a claim issued right after an outcome counts that slot as free (they share the group commit, outcome first)', async () => {
+    const k = 'test.fair-handover';
+    for (let i = 0; i < 3; i++) await enqueue(db.kysely, { kind: k, payload: i, fairKey: 'H' });
+    const q = new JobQueue(db);
+    const claim = () => q.claim('w', { kinds: [k], limit: 5, leaseMs: 60_000, perKeyLimit: 1 });
+    const [first] = await claim();
+    expect(first?.payload).toBe(0);
+    // Not awaited: the worker frees the slot as soon as the outcome is queued.
+    const completed = q.complete(first!);
+    const next = await claim();
+    expect(await completed).toBe(true);
+    expect(next.map((j) => j.payload)).toEqual([1]);
+  });
+});
+
+describe('outcome writes (JobOutcome.alongside)', () => {
+  const k = 'test.alongside';
+  const marks = (tag: string) => db.kysely.selectFrom('jobs').select('payload').where('kind', '=', `${k}.mark`).where('payload', '=', JSON.stringify(tag)).execute();
+  // A marker row written by an outcome write; never due, so no claim takes it.
+  const mark =
+    (tag: string): OutcomeWrite =>
+    async (trx) => {
+      await enqueue(trx, { kind: `${k}.mark`, payload: tag, runAtUs: Number.MAX_SAFE_INTEGER });
+    };
+
+  it('commit with the completion and with a failure; a lost claim still writes them but records nothing', async () => {
+    for (let i = 0; i < 3; i++) await enqueue(db.kysely, { kind: k, payload: i });
+    const q = new JobQueue(db);
+    const [a, b, c] = await q.claim('w', { kinds: [k], limit: 3, leaseMs: 60_000 });
+    expect(await q.complete(a!, [mark('done-a')])).toBe(true);
+    expect(await marks('done-a')).toHaveLength(1);
+    expect((await row(a!.id)).state).toBe('done');
+    expect(await q.fail(b!, 'boom', 60_000, false, [mark('failed-b')])).toBe('retry');
+    expect(await marks('failed-b')).toHaveLength(1);
+    expect((await row(b!.id)).last_error).toBe('boom');
+    // Someone else's claim now: the outcome is fenced off, the attempt's own record still lands.
+    await db.kysely.updateTable('jobs').set({ locked_by: 'other' }).where('id', '=', c!.id).execute();
+    expect(await q.complete(c!, [mark('late-c')])).toBe(false);
+    expect(await marks('late-c')).toHaveLength(1);
+    expect((await row(c!.id)).state).toBe('pending');
+  });
+
+  it('a worker commits what a handler hands over, whether it succeeds or throws', async () => {
+    const kind = `${k}.worker`;
+    await enqueue(db.kysely, { kind, payload: 'ok' });
+    await enqueue(db.kysely, { kind, payload: 'fail' });
+    const w = new Worker(new JobQueue(db), log, 50);
+    w.register(kind as 'test.x', {
+      retryInMs: () => 60_000,
+      run: async (payload, _job, outcome) => {
+        outcome.alongside(mark(`ran-${String(payload)}`));
+        if (payload === 'fail') throw new Error('handler failed');
+      },
+    });
+    w.start();
+    for (let i = 0; i < 100 && ((await marks('ran-ok')).length === 0 || (await marks('ran-fail')).length === 0); i++) await sleep(50);
+    await w.stop();
+    expect(await marks('ran-ok')).toHaveLength(1);
+    expect(await marks('ran-fail')).toHaveLength(1);
+    const states = await db.kysely.selectFrom('jobs').select(['payload', 'state', 'last_error']).where('kind', '=', kind).orderBy('id').execute();
+    expect(states.map((r) => [r.state, r.last_error])).toEqual([
+      ['done', null],
+      ['pending', 'handler failed'],
+    ]);
   });
 });
 
