@@ -11,6 +11,7 @@ import type { WebhooksTables } from './tables/webhooks.js';
 import type { AddonsTables } from './tables/addons.js';
 import type { TusTables } from './tables/tus.js';
 import type { DashboardTables } from './tables/dashboard.js';
+import type { CountersTables } from './tables/counters.js';
 
 export interface ProjectsTable {
   id: Generated<number>;
@@ -104,7 +105,7 @@ export interface TokenUsageTable {
   expires_us: number;
 }
 
-export interface Database extends GroupsTables, WebhooksTables, UploadsTables, AddonsTables, ConversionsTables, TusTables, DashboardTables {
+export interface Database extends GroupsTables, WebhooksTables, UploadsTables, AddonsTables, ConversionsTables, TusTables, DashboardTables, CountersTables {
   token_usage: TokenUsageTable;
   file_tags: FileTagsTable;
   file_labels: FileLabelsTable;

@@ -4,6 +4,7 @@ import { searchOrder, type SearchCursor, type SearchQuery, type Range, type Sort
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { reusableQuery } from '../db/reusable-query.js';
+import { readCounters } from '../db/project-counters.js';
 import type { FileRecord } from '../core/file-record.js';
 import { insertLabels, labelsCondition, replaceLabels, startFromLabels } from './labels/repo.js';
 
@@ -185,7 +186,19 @@ export class FileRepo {
     return backwards ? records.reverse() : records;
   }
 
+  /**
+   * The list's `total`. Without a tag filter the kinds the counters keep answer it (removed; live,
+   * stored, unstored: db/project-counters.ts); a tag filter, or removed files by their stored time
+   * (imported removed files may keep one), is counted, through file_tags' key or the removed files' index.
+   */
   async count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
+    const tagged = (q.tags ?? []).length > 0;
+    if (!tagged && (!q.removed || q.stored === null)) {
+      const c = await readCounters(this.db, q.projectId);
+      if (q.removed) return c.removed;
+      if (q.stored === null) return c.stored + c.unstored;
+      return q.stored ? c.stored : c.unstored;
+    }
     let s = this.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', q.projectId);
     s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
     if (q.stored === true) s = s.where('stored_us', 'is not', null);
@@ -196,12 +209,9 @@ export class FileRepo {
     return Number((await s.executeTakeFirstOrThrow()).n);
   }
 
+  /** The list's `totals`: one read of the project's counters. */
   async totals(projectId: number): Promise<{ removed: number; stored: number; unstored: number }> {
-    const [removed, stored, unstored] = await Promise.all([
-      this.count({ projectId, removed: true, stored: null }),
-      this.count({ projectId, removed: false, stored: true }),
-      this.count({ projectId, removed: false, stored: false }),
-    ]);
+    const { removed, stored, unstored } = await readCounters(this.db, projectId);
     return { removed, stored, unstored };
   }
 

@@ -12,6 +12,7 @@ import { recordEvent, type Initiator } from '../jobs/file-events.js';
 import { inspectFile } from '../media/pipeline/inspect.js';
 import type { ProjectRow } from '../projects/service.js';
 import { ContentRepo } from './contents/repo.js';
+import { adjustCounters, fileMove, fileState } from '../db/project-counters.js';
 import { FileRepo } from './repo.js';
 import type { FileService } from './service.js';
 
@@ -130,12 +131,15 @@ export class FileRestorer {
       try {
         await this.db.transaction(async (trx) => {
           // sha256 null: a removed file without bytes.
-          if (sha256 === null || row.blobKey === null) return this.repo.insert(trx, row);
-          const blobKey = await this.contents.claim(trx, { projectId: row.projectId, sha256, size: row.size, stagedKey: row.blobKey, nowUs: row.uploadedUs });
-          row = { ...row, blobKey };
-          await this.repo.insert(trx, row);
-          await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
-          if (row.storedUs !== null) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
+          if (sha256 === null || row.blobKey === null) await this.repo.insert(trx, row);
+          else {
+            const blobKey = await this.contents.claim(trx, { projectId: row.projectId, sha256, size: row.size, stagedKey: row.blobKey, nowUs: row.uploadedUs });
+            row = { ...row, blobKey };
+            await this.repo.insert(trx, row);
+            await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
+            if (row.storedUs !== null) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
+          }
+          await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
         });
         return row;
       } catch (err) {

@@ -8,6 +8,7 @@ import type { BlobStore } from '../blobs/store.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { GroupCommit } from '../db/group-commit.js';
+import { addDeltas, adjustCounters, fileMove, fileState, type CounterDelta } from '../db/project-counters.js';
 import { FileRepo, type ListQuery, type SizeListQuery } from './repo.js';
 import { ContentRepo } from './contents/repo.js';
 import { uuidInKey } from '../blobs/sweep.js';
@@ -191,6 +192,7 @@ export class FileService {
           await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
           if (stored) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
           for (const hook of this.uploadHooks) await hook(trx, row, initiator);
+          await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
         });
         return row;
       } catch (err) {
@@ -269,7 +271,9 @@ export class FileService {
   async store(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
     return this.db.transaction(async (trx) => {
       const file = await this.lockOrThrow(trx, projectId, uuid);
-      return this.storeLocked(trx, file, initiator);
+      const stored = await this.storeLocked(trx, file, initiator);
+      await adjustCounters(trx, projectId, moveOf(file, stored));
+      return stored;
     });
   }
 
@@ -286,7 +290,9 @@ export class FileService {
   async remove(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
     const removed = await this.db.transaction(async (trx) => {
       const file = await this.lockOrThrow(trx, projectId, uuid);
-      return this.removeLocked(trx, file, initiator, 'file.deleted');
+      const removed = await this.removeLocked(trx, file, initiator, 'file.deleted');
+      await adjustCounters(trx, projectId, moveOf(file, removed));
+      return removed;
     });
     this.removed(removed.uuid);
     return removed;
@@ -312,6 +318,7 @@ export class FileService {
     }
     const result: FileRecord[] = [];
     await this.db.transaction(async (trx) => {
+      const moves: CounterDelta[] = [];
       for (const [id, raw] of wanted) {
         const file = await this.repo.getForUpdate(trx, projectId, id);
         if (!file) {
@@ -322,8 +329,11 @@ export class FileService {
           problems[raw] = 'File is removed';
           continue;
         }
-        result.push(action === 'store' ? await this.storeLocked(trx, file, initiator) : await this.removeLocked(trx, file, initiator, 'file.deleted'));
+        const changed = action === 'store' ? await this.storeLocked(trx, file, initiator) : await this.removeLocked(trx, file, initiator, 'file.deleted');
+        moves.push(moveOf(file, changed));
+        result.push(changed);
       }
+      await adjustCounters(trx, projectId, addDeltas(...moves));
     });
     if (action === 'remove') for (const f of result) this.removed(f.uuid);
     return { problems, result };
@@ -381,8 +391,9 @@ export class FileService {
       await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator: w.initiator, previousValues: { appdata: { [w.name]: previous } } });
       if (w.infected) await recordEvent(trx, { projectId, event: 'file.infected', uuid: file.uuid, initiator: w.initiator });
       if (w.remove) {
-        await this.removeLocked(trx, { ...file, appdata }, w.initiator, 'file.deleted');
+        const removed = await this.removeLocked(trx, { ...file, appdata }, w.initiator, 'file.deleted');
         removedUuid = file.uuid;
+        await adjustCounters(trx, projectId, moveOf(file, removed));
       }
       await alongside(trx, true);
       return true;
@@ -424,14 +435,18 @@ export class FileService {
       const expired: string[] = [];
       await this.db.transaction(async (trx) => {
         expired.length = 0;
+        const moves = new Map<number, CounterDelta[]>();
         for (const { uuid, projectId } of due) {
           const file = await this.repo.getForUpdate(trx, projectId, uuid);
           // Re-check under the lock: it may have been stored or removed since the scan.
           if (file && file.storedUs === null && file.removedUs === null) {
-            await this.removeLocked(trx, file, systemInitiator(), null);
+            const removed = await this.removeLocked(trx, file, systemInitiator(), null);
+            moves.set(projectId, [...(moves.get(projectId) ?? []), moveOf(file, removed)]);
             expired.push(uuid);
           }
         }
+        // In project order: two sweeps (on two nodes) never wait on each other's counter rows in a cycle.
+        for (const projectId of [...moves.keys()].sort((a, b) => a - b)) await adjustCounters(trx, projectId, addDeltas(...moves.get(projectId)!));
       });
       for (const uuid of expired) this.removed(uuid);
       total += expired.length;
@@ -455,4 +470,9 @@ export class FileService {
     if (!file) throw fileNotFound();
     return file;
   }
+}
+
+/** The counters' move of a file changed by storeLocked / removeLocked (empty when it was already there). */
+function moveOf(before: FileRecord, after: FileRecord): CounterDelta {
+  return fileMove(fileState(before), fileState(after));
 }

@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
+import { readCounters } from '../db/project-counters.js';
 
 export interface GroupRecord {
   uuid: string;
@@ -73,19 +74,17 @@ export class GroupRepo {
     return backwards ? records.reverse() : records;
   }
 
+  /** The group list's `total`, from the project's counters (db/project-counters.ts). */
   async count(projectId: number): Promise<number> {
-    const r = await this.db.selectFrom('file_groups').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
-    return Number(r.n);
+    return (await readCounters(this.db, projectId)).groups;
   }
 
-  /** Deletes the group object only; its files are untouched. Returns false when there was none. */
-  async delete(projectId: number, uuid: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const found = await trx.selectFrom('file_groups').select('uuid').where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
-      if (!found) return false;
-      await trx.deleteFrom('file_group_members').where('group_uuid', '=', uuid).execute();
-      await trx.deleteFrom('file_groups').where('uuid', '=', uuid).execute();
-      return true;
-    });
+  /** Deletes the group object only (inside the caller's transaction); its files are untouched. False when there was none. */
+  async delete(trx: DbOrTrx, projectId: number, uuid: string): Promise<boolean> {
+    const found = await trx.selectFrom('file_groups').select('uuid').where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
+    if (!found) return false;
+    await trx.deleteFrom('file_group_members').where('group_uuid', '=', uuid).execute();
+    await trx.deleteFrom('file_groups').where('uuid', '=', uuid).execute();
+    return true;
   }
 }

@@ -10,6 +10,7 @@ import { nowUs } from '../core/time.js';
 import type { FileRef } from '../http/cdn/file-ref.js';
 import { effectsText } from './file-ref.js';
 import { isUniqueViolation } from '../db/errors.js';
+import { adjustCounters } from '../db/project-counters.js';
 import { GroupRepo, type GroupListQuery, type GroupMember, type GroupRecord } from './repo.js';
 
 /** Spec: a group holds up to 1000 files. */
@@ -53,7 +54,10 @@ export class GroupService {
       // A uuid chosen in advance (a conversion answers it before the group exists) is kept.
       const g: GroupRecord = { uuid: opts.uuid ?? newUuid(), projectId, filesCount: refs.length, createdUs: nowUs() };
       try {
-        await this.ctx.db.transaction((trx) => this.repo.insert(trx, g, members));
+        await this.ctx.db.transaction(async (trx) => {
+          await this.repo.insert(trx, g, members);
+          await adjustCounters(trx, projectId, { groups: 1 });
+        });
         return g;
       } catch (err) {
         // Creation times are unique per project (exact list cursor); another node may have taken this one.
@@ -78,7 +82,10 @@ export class GroupService {
       }
       const record: GroupRecord = { uuid: g.uuid, projectId, filesCount: g.members.length, createdUs: g.createdUs + shift };
       try {
-        await this.ctx.db.transaction((trx) => this.repo.insert(trx, record, g.members));
+        await this.ctx.db.transaction(async (trx) => {
+          await this.repo.insert(trx, record, g.members);
+          await adjustCounters(trx, projectId, { groups: 1 });
+        });
         return 'imported';
       } catch (err) {
         if (shift < 50 && isUniqueViolation(err)) continue;
@@ -105,7 +112,11 @@ export class GroupService {
 
   /** Deletes the group object only; its files are untouched. False when there was none. */
   delete(projectId: number, uuid: string): Promise<boolean> {
-    return this.repo.delete(projectId, uuid);
+    return this.ctx.db.transaction(async (trx) => {
+      const deleted = await this.repo.delete(trx, projectId, uuid);
+      if (deleted) await adjustCounters(trx, projectId, { groups: -1 });
+      return deleted;
+    });
   }
 
   /** The entry at `position` (0-based), or null past the end. */

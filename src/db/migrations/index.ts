@@ -19,6 +19,7 @@ import { fileContents } from './0013_file_contents.js';
 import { tusMigration } from './0015_tus.js';
 import { dashboardSessions } from './0016_dashboard_sessions.js';
 import { fileLabels } from './0017_file_labels.js';
+import { projectCounters } from './0018_project_counters.js';
 import { jobClaimIndexes } from './0020_job_claim_indexes.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
@@ -38,5 +39,6 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0015_tus', tusMigration],
   ['0016_dashboard_sessions', dashboardSessions],
   ['0017_file_labels', fileLabels],
+  ['0018_project_counters', projectCounters],
   ['0020_job_claim_indexes', jobClaimIndexes],
 ];

@@ -1,0 +1,81 @@
+/**
+ * Per-project counters behind the list answers' `total` / `totals` (migration 0018): files by
+ * state and groups. A service moves them with `adjustCounters` inside the transaction of the change
+ * itself, so they commit or roll back with it. The move is one `INSERT … ON CONFLICT DO UPDATE SET
+ * n = n + delta`: concurrent transactions on any node add up (PostgreSQL locks the row until commit;
+ * SQLite transactions are serial), and a project without a row yet gets one.
+ *
+ * Callers put it last in their transaction and once per project (a batch sums its moves first):
+ * the row lock is then held only until the commit, and no two transactions take it and a file
+ * row's lock in opposite orders.
+ */
+import { sql } from 'kysely';
+import type { DbOrTrx } from './connect.js';
+
+/** A file's place in the counters: the file list's three kinds (`totals`). */
+export type FileState = 'removed' | 'stored' | 'unstored';
+
+export interface CounterDelta {
+  removed?: number;
+  stored?: number;
+  unstored?: number;
+  groups?: number;
+}
+
+export interface ProjectCounts {
+  removed: number;
+  stored: number;
+  unstored: number;
+  groups: number;
+}
+
+export function fileState(f: { storedUs: number | null; removedUs: number | null }): FileState {
+  if (f.removedUs !== null) return 'removed';
+  return f.storedUs !== null ? 'stored' : 'unstored';
+}
+
+/** The move of one file from `before` (null: the file is new) to `after`; empty when it stays put. */
+export function fileMove(before: FileState | null, after: FileState): CounterDelta {
+  if (before === after) return {};
+  const delta: CounterDelta = { [after]: 1 };
+  if (before !== null) delta[before] = -1;
+  return delta;
+}
+
+/** The sum of several moves (a batch applies them once, at its end). */
+export function addDeltas(...deltas: CounterDelta[]): CounterDelta {
+  const sum: Required<CounterDelta> = { removed: 0, stored: 0, unstored: 0, groups: 0 };
+  for (const d of deltas) for (const k of Object.keys(sum) as Array<keyof CounterDelta>) sum[k] += d[k] ?? 0;
+  return sum;
+}
+
+function isEmpty(d: CounterDelta): boolean {
+  return !d.removed && !d.stored && !d.unstored && !d.groups;
+}
+
+export async function adjustCounters(trx: DbOrTrx, projectId: number, delta: CounterDelta): Promise<void> {
+  if (isEmpty(delta)) return;
+  await trx
+    .insertInto('project_counters')
+    .values({ project_id: projectId, removed_files: delta.removed ?? 0, stored_files: delta.stored ?? 0, unstored_files: delta.unstored ?? 0, groups_count: delta.groups ?? 0 })
+    .onConflict((oc) =>
+      oc.column('project_id').doUpdateSet({
+        removed_files: sql<number>`project_counters.removed_files + excluded.removed_files`,
+        stored_files: sql<number>`project_counters.stored_files + excluded.stored_files`,
+        unstored_files: sql<number>`project_counters.unstored_files + excluded.unstored_files`,
+        groups_count: sql<number>`project_counters.groups_count + excluded.groups_count`,
+      }),
+    )
+    .execute();
+}
+
+/** The project's counts; zeros for a project nothing was ever counted in. */
+export async function readCounters(db: DbOrTrx, projectId: number): Promise<ProjectCounts> {
+  const r = await db.selectFrom('project_counters').selectAll().where('project_id', '=', projectId).executeTakeFirst();
+  return {
+    removed: Number(r?.removed_files ?? 0),
+    stored: Number(r?.stored_files ?? 0),
+    unstored: Number(r?.unstored_files ?? 0),
+    groups: Number(r?.groups_count ?? 0),
+  };
+}
