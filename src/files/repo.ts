@@ -187,24 +187,52 @@ export class FileRepo {
   }
 
   /**
-   * The list's `total`. Without a tag filter the kinds the counters keep answer it (removed; live,
-   * stored, unstored: db/project-counters.ts); a tag filter, or removed files by their stored time
-   * (imported removed files may keep one), is counted, through file_tags' key or the removed files' index.
+   * The list's `total`. Without a tag filter the counters answer it (removed; live, stored,
+   * unstored: db/project-counters.ts), removed files by stored time with the help of an index of the
+   * removed files that keep one (imports); a tag filter is counted from file_tags' key.
    */
   async count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
-    const tagged = (q.tags ?? []).length > 0;
-    if (!tagged && (!q.removed || q.stored === null)) {
-      const c = await readCounters(this.db, q.projectId);
-      if (q.removed) return c.removed;
-      if (q.stored === null) return c.stored + c.unstored;
-      return q.stored ? c.stored : c.unstored;
+    if ((q.tags ?? []).length > 0) return this.countTagged(q, q.tags!);
+    const c = await readCounters(this.db, q.projectId);
+    if (q.removed) {
+      if (q.stored === null) return c.removed;
+      const keepingStored = await this.countRemovedKeepingStored(q.projectId);
+      return q.stored ? keepingStored : c.removed - keepingStored;
     }
-    let s = this.db.selectFrom('files').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', q.projectId);
-    s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
-    if (q.stored === true) s = s.where('stored_us', 'is not', null);
-    if (q.stored === false) s = s.where('stored_us', 'is', null);
-    for (const tag of q.tags ?? []) {
-      s = s.where('uuid', 'in', (eb) => eb.selectFrom('file_tags').select('uuid').where('project_id', '=', q.projectId).where('tag', '=', tag));
+    if (q.stored === null) return c.stored + c.unstored;
+    return q.stored ? c.stored : c.unstored;
+  }
+
+  /** Removed files with a stored time, through the partial index files_removed_stored (migration 0018). */
+  private async countRemovedKeepingStored(projectId: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('files')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .where('removed_us', 'is not', null)
+      .where('stored_us', 'is not', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /**
+   * Files carrying every tag, counted from the first tag's rows in file_tags' key (a cross join:
+   * SQLite keeps that order, where an `uuid IN (…)` let it walk every file of the project and probe).
+   */
+  private async countTagged(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored'>, [first, ...rest]: string[]): Promise<number> {
+    let s = this.db
+      .selectFrom('file_tags as t')
+      .crossJoin('files as f')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('t.project_id', '=', q.projectId)
+      .where('t.tag', '=', first!)
+      .whereRef('f.uuid', '=', 't.uuid')
+      .where('f.project_id', '=', q.projectId);
+    s = q.removed ? s.where('f.removed_us', 'is not', null) : s.where('f.removed_us', 'is', null);
+    if (q.stored === true) s = s.where('f.stored_us', 'is not', null);
+    if (q.stored === false) s = s.where('f.stored_us', 'is', null);
+    for (const tag of rest) {
+      s = s.where('f.uuid', 'in', (eb) => eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', q.projectId).where('file_tags.tag', '=', tag));
     }
     return Number((await s.executeTakeFirstOrThrow()).n);
   }
