@@ -79,12 +79,17 @@ export class GroupRepo {
     return (await readCounters(this.db, projectId)).groups;
   }
 
-  /** Deletes the group object only (inside the caller's transaction); its files are untouched. False when there was none. */
+  /**
+   * Deletes the group object only (inside the caller's transaction); its files are untouched. False
+   * when there was none, judged by the DELETE itself: of two concurrent deletes only one removes
+   * the row (the other waits for it on PostgreSQL, then deletes nothing), so only one answers 204
+   * and moves the counter.
+   */
   async delete(trx: DbOrTrx, projectId: number, uuid: string): Promise<boolean> {
     const found = await trx.selectFrom('file_groups').select('uuid').where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
     if (!found) return false;
     await trx.deleteFrom('file_group_members').where('group_uuid', '=', uuid).execute();
-    await trx.deleteFrom('file_groups').where('uuid', '=', uuid).execute();
-    return true;
+    const r = await trx.deleteFrom('file_groups').where('uuid', '=', uuid).where('project_id', '=', projectId).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 }
