@@ -138,6 +138,12 @@ describe('stowage import (Stowage to Stowage)', () => {
     expect(sourceGroups.map((g) => g['id']).sort()).toEqual([made.grouped, made.withGone].sort());
     targetGroups = await allGroups(target.call);
     expect(targetGroups).toEqual(rehosted(sourceGroups));
+    // The list totals (project counters, moved by the import's inserts) equal the source's.
+    const totalsOf = async (call: RestCall) => {
+      const [files, groups] = await Promise.all([call('GET', '/files/?limit=1'), call('GET', '/groups/?limit=1')]);
+      return { total: files.json.total, totals: files.json.totals, groups: groups.json.total };
+    };
+    expect(await totalsOf(target.call)).toEqual(await totalsOf(source.call));
   });
 
   it("serves the same bytes at the target's CDN URLs (files and group members)", async () => {
