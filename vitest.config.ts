@@ -20,7 +20,7 @@ const STORE_FREE = [
  */
 const NOT_ABOUT_BYTES = [
   'test/auth/**', 'test/http/**', 'test/webhooks/**', 'test/jobs/**', 'test/dashboard/**', 'test/widget/**', 'test/db/**',
-  'test/cli/cli.test.ts', 'test/files/pagination.test.ts', 'test/addons/clamav.test.ts', 'test/addons/rekognition.test.ts', 'test/addons/labels-search.test.ts', 'test/addons/sdk.test.ts',
+  'test/cli/cli.test.ts', 'test/files/pagination.test.ts', 'test/files/counters.test.ts', 'test/addons/clamav.test.ts', 'test/addons/rekognition.test.ts', 'test/addons/labels-search.test.ts', 'test/addons/sdk.test.ts',
 ];
 
 export default defineConfig({
