@@ -64,6 +64,18 @@ export class FsBlobStore implements BlobStore {
     return fs.createReadStream(file, { fd, highWaterMark: 256 * 1024, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
+  async move(from: string, to: string): Promise<void> {
+    const source = this.localPath(from);
+    const dest = this.localPath(to);
+    await fsp.mkdir(path.dirname(dest), { recursive: true });
+    try {
+      await fsp.rename(source, dest);
+    } catch (err) {
+      throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? new BlobNotFound(from) : err;
+    }
+    await syncDir(path.dirname(dest));
+    if (path.dirname(source) !== path.dirname(dest)) await syncDir(path.dirname(source));
+  }
 
   async size(key: string): Promise<number | null> {
     try {

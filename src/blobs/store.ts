@@ -33,6 +33,12 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Optional ability: a local file path with the bytes, for tools that want random access (sharp, ffprobe). */
   localPath?(key: string): string;
+  /**
+   * Optional ability: moves the blob at `from` to `to` (replacing it), atomically and durably (fs: a
+   * rename and the directories fsynced), without copying its bytes. Rejects with BlobNotFound when
+   * `from` is absent.
+   */
+  move?(from: string, to: string): Promise<void>;
   /** Optional ability: clients upload multipart parts straight to the store through presigned URLs. */
   multipart?: PresignedMultipart;
   /** Optional: where temporary local copies of blobs go (stores without `localPath`). */

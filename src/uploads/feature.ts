@@ -9,14 +9,20 @@ import { fetchJob } from './from-url/fetch-job.js';
 import { FROM_URL_FETCH_JOB, FROM_URL_FORGET_JOB, FromUrlTasks } from './from-url/tasks.js';
 import { BlobPartStore } from './multipart/part-store.js';
 import { S3PartStore } from './multipart/s3-part-store.js';
+import { hasLocalFilesAndMove, InPlacePartStore } from './multipart/in-place-part-store.js';
 import { MULTIPART_EXPIRE_JOB, MultipartService } from './multipart/service.js';
 import { serverSecret } from './server-secret.js';
 
 export function uploadsFeature(ctx: AppContext): Feature {
   // Object storage with presigned multipart: parts go straight to the bucket (multipart/s3-part-store.ts).
+  // Disk: parts written in place in the final file (multipart/in-place-part-store.ts).
+  const uploadBase = () => ctx.bases.upload;
+  const partUrlSecret = () => serverSecret(ctx.db, 'multipart-part-url');
   const partStore = ctx.blobs.multipart
     ? new S3PartStore(ctx.blobs, ctx.blobs.multipart)
-    : new BlobPartStore(ctx.blobs, () => ctx.bases.upload, () => serverSecret(ctx.db, 'multipart-part-url'));
+    : hasLocalFilesAndMove(ctx.blobs)
+      ? new InPlacePartStore(ctx.blobs, uploadBase, partUrlSecret)
+      : new BlobPartStore(ctx.blobs, uploadBase, partUrlSecret);
   const multipart = new MultipartService(ctx, partStore);
   const tasks = new FromUrlTasks(ctx.db);
   const client = new OutboundClient({

@@ -53,7 +53,10 @@ export function multipartPartRoute(_ctx: AppContext, service: MultipartService) 
       const max = Number(upload.part_size);
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > max) throw partTooLarge();
-      const put = await service.store.writePart(uuid, part, req.raw, max, partTooLarge);
+      const put = await service.store.writePart({ uuid, part, partSize: max, size: Number(upload.size) }, req.raw, {
+        onTooLarge: partTooLarge,
+        beforeWrite: () => service.ensureAcceptingParts(uuid),
+      });
       return reply.code(200).header('etag', `"${put.md5}"`).send();
     });
   };

@@ -192,9 +192,10 @@ describe.skipIf(usingS3())('expiry', () => {
   it('reclaims the parts of an unfinished upload and forgets it', async () => {
     const s = await start({ size: String(MIN) });
     expect((await put(s.json.parts[0] as string, bytes(PART))).status).toBe(200);
-    const partFile = path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1');
-    expect(fs.existsSync(partFile)).toBe(true);
-    await until(async () => (fs.existsSync(partFile) ? undefined : true), 20_000);
+    // On disk: the upload's one data file, written in place, and the part's marker.
+    const partsDir = path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid);
+    expect(fs.readdirSync(partsDir).sort()).toEqual(['1.done', 'data']);
+    await until(async () => (fs.readdirSync(partsDir).length > 0 ? undefined : true), 20_000);
     const r = await complete(s.json.uuid);
     expect([r.status, r.text]).toEqual([404, 'File is not found.']);
     expect((await get(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=${s.json.uuid}`)).status).toBe(404);

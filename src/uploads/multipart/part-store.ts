@@ -4,9 +4,11 @@
  * Design note (object storage, later issue): an S3 implementation returns presigned UploadPart
  * URLs from `partUrls` (parts then bypass this server entirely, so `acceptsParts` is false and the
  * PUT route answers 404), reads part sizes with ListParts, and `assemble` becomes
- * CompleteMultipartUpload — no bytes flow through the node. The local implementation below receives
- * the parts itself through signed, expiring URLs on the Upload API and concatenates them by
- * streaming into the blob store.
+ * CompleteMultipartUpload — no bytes flow through the node (s3-part-store.ts). The implementation
+ * below receives the parts itself through signed, expiring URLs on the Upload API, keeps each part
+ * as a blob and concatenates them by streaming into the blob store at completion (every byte
+ * written twice): the fallback for a store without local files. On disk, in-place-part-store.ts
+ * writes each part at its offset in the final file instead.
  */
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -18,6 +20,24 @@ export interface PartTarget {
   parts: number;
 }
 
+/** Where one part goes: part `part` (from 1) of `uuid`, at offset (part - 1) * partSize of `size` bytes. */
+export interface PartWrite {
+  uuid: string;
+  part: number;
+  partSize: number;
+  size: number;
+}
+
+export interface WriteOptions {
+  /** The error for a body longer than partSize. */
+  onTooLarge: () => Error;
+  /**
+   * Runs once the part's previous copy no longer counts and before any byte is written; throws to
+   * refuse the write (the upload is being completed or done).
+   */
+  beforeWrite: () => Promise<void>;
+}
+
 export interface MultipartStore {
   /** True when clients PUT parts to this server (so the part route is served). */
   readonly acceptsParts: boolean;
@@ -25,8 +45,8 @@ export interface MultipartStore {
   partUrls(target: PartTarget, expiresAtS: number): Promise<string[]>;
   /** Verifies a part URL's signature; false when forged or expired. */
   verifyPartUrl(uuid: string, part: number, expiresAtS: string, sig: string): Promise<boolean>;
-  /** Stores one part; a retry overwrites it atomically. Rejects past `maxBytes`. */
-  writePart(uuid: string, part: number, body: Readable, maxBytes: number, onTooLarge: () => Error): Promise<PutResult>;
+  /** Stores one part; a retry replaces it. Rejects past `partSize` bytes. */
+  writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult>;
   /** Size of each part (index 0 = part 1), null when not uploaded. */
   partSizes(target: PartTarget): Promise<Array<number | null>>;
   /** Streams the parts in order into `destKey`; memory stays flat whatever the size. */
@@ -62,8 +82,9 @@ export class BlobPartStore implements MultipartStore {
     return safeEqual(sign(await this.secret(), uuid, part, expiresAtS), sig);
   }
 
-  writePart(uuid: string, part: number, body: Readable, maxBytes: number, onTooLarge: () => Error): Promise<PutResult> {
-    return this.blobs.put(BlobPartStore.partKey(uuid, part), body, { maxBytes, onTooLarge });
+  async writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult> {
+    await opts.beforeWrite();
+    return this.blobs.put(BlobPartStore.partKey(w.uuid, w.part), body, { maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
   }
 
   partSizes(t: PartTarget): Promise<Array<number | null>> {

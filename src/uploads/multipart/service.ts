@@ -15,7 +15,7 @@ import { nowUs } from '../../core/time.js';
 import { uploadError } from '../../http/upload/errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
-import { alreadyUploaded, CompletionClaim } from './claim.js';
+import { alreadyUploaded, CompletionClaim, completionInProgress } from './claim.js';
 import { MultipartRepo, type MultipartRow } from './repo.js';
 import { uuidInKey } from '../../blobs/sweep.js';
 
@@ -80,6 +80,17 @@ export class MultipartService {
     if (!row || Number(row.expires_us) < nowUs()) throw notFound();
     if (row.state === 'done') throw alreadyUploaded();
     return row;
+  }
+
+  /**
+   * A part may still be written: the upload is open, not being completed (503, retry later:
+   * a completion reads the parts in place) nor done (400).
+   */
+  async ensureAcceptingParts(uuid: string): Promise<void> {
+    const row = await this.repo.claimState(uuid);
+    if (!row) throw notFound();
+    if (row.state === 'done') throw alreadyUploaded();
+    if (row.state === 'completing') throw completionInProgress(1);
   }
 
   /**

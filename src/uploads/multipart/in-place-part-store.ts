@@ -1,0 +1,157 @@
+/**
+ * Multipart parts written where they end up (blob stores with local files and `move`, i.e. disk):
+ * every part PUT writes its bytes at the part's offset in one data file per upload, fsyncs it,
+ * then records the part (size and MD5) in a small marker blob. Completion checks the markers,
+ * reads the file once for its digests and moves it under the file's blob key: nothing is copied,
+ * so a 1 GiB upload writes 1 GiB (the copying store wrote it twice).
+ *
+ * A re-PUT replaces its part: it drops the marker first, so a completion never takes a part whose
+ * bytes are being rewritten (missing marker: the existing 400), and a re-PUT that fails leaves the
+ * part missing rather than half old, half new. `beforeWrite` runs between the two (the route checks
+ * the upload is still open there): together with the completion's claim, a part can never be
+ * written into a file a completion is reading or has moved (see `writePart`).
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { BlobStore, PutResult } from '../../blobs/store.js';
+import { BlobNotFound } from '../../blobs/store.js';
+import { DigestStream, digestStored } from '../../blobs/digest.js';
+import { BlobPartStore, type PartTarget, type PartWrite, type WriteOptions } from './part-store.js';
+
+/** The blob store abilities this store needs. */
+export type LocalMovableStore = BlobStore & Required<Pick<BlobStore, 'localPath' | 'move'>>;
+
+export function hasLocalFilesAndMove(blobs: BlobStore): blobs is LocalMovableStore {
+  return typeof blobs.localPath === 'function' && typeof blobs.move === 'function';
+}
+
+interface PartMarker {
+  size: number;
+  md5: string;
+  sha256: string;
+}
+
+export class InPlacePartStore extends BlobPartStore {
+  /** Writes of one part on this node run one after another (two at once would interleave their bytes). */
+  private readonly writing = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly local: LocalMovableStore,
+    uploadBase: () => string,
+    secret: () => Promise<Buffer>,
+  ) {
+    super(local, uploadBase, secret);
+  }
+
+  static dataKey(uuid: string): string {
+    return `multipart/${uuid.slice(0, 2)}/${uuid}/data`;
+  }
+
+  static markerKey(uuid: string, part: number): string {
+    return `multipart/${uuid.slice(0, 2)}/${uuid}/${part}.done`;
+  }
+
+  override writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult> {
+    const key = `${w.uuid}/${w.part}`;
+    const run = (this.writing.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => this.writeInPlace(w, body, opts));
+    this.writing.set(key, run);
+    const forget = () => {
+      if (this.writing.get(key) === run) this.writing.delete(key);
+    };
+    run.then(forget, forget);
+    return run;
+  }
+
+  private async writeInPlace(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult> {
+    // Marker first, then the upload's state: a completion that claimed the upload before this
+    // check sees the part missing; one that claims it after is refused by this check.
+    await this.local.delete(InPlacePartStore.markerKey(w.uuid, w.part));
+    await opts.beforeWrite();
+    const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
+    await ensureDataFile(file, w.size);
+    const digests = new DigestStream();
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > w.partSize) return done(opts.onTooLarge());
+        digests.update(chunk);
+        done(null, chunk);
+      },
+    });
+    // Positional writes at the part's offset; flush: fsync before close, so the part is on disk
+    // before its marker says it is there.
+    await pipeline(body, meter, fs.createWriteStream(file, { flags: 'r+', start: (w.part - 1) * w.partSize, flush: true }));
+    const put: PartMarker = { size, ...digests.digest() };
+    await this.local.put(InPlacePartStore.markerKey(w.uuid, w.part), Readable.from([Buffer.from(JSON.stringify(put))]), {
+      maxBytes: 4096,
+      onTooLarge: () => new Error('part marker too long'),
+    });
+    return put;
+  }
+
+  override async partSizes(t: PartTarget): Promise<Array<number | null>> {
+    return Promise.all(Array.from({ length: t.parts }, async (_, i) => (await this.marker(t.uuid, i + 1))?.size ?? null));
+  }
+
+  /**
+   * The parts are already in place (the caller checked their sizes): cut the file to the upload's
+   * size (a last part sent too long may have written past it), fsync, read it once for its digests
+   * (MD5 for the ETag, SHA-256 for the content address: one read of the file, no write) and move it
+   * under `destKey`. After a completion that moved it but failed later, the moved file is reused.
+   */
+  override async assemble(t: PartTarget, destKey: string, expectedBytes: number): Promise<PutResult> {
+    const dataKey = InPlacePartStore.dataKey(t.uuid);
+    const file = this.local.localPath(dataKey);
+    const handle = await fsp.open(file, 'r+').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (!handle) {
+      if ((await this.local.size(destKey)) === expectedBytes) return digestStored(this.local, destKey);
+      throw new BlobNotFound(dataKey);
+    }
+    try {
+      await handle.truncate(expectedBytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    const put = await digestStored(this.local, dataKey);
+    await this.local.move(dataKey, destKey);
+    return put;
+  }
+
+  override async removeParts(t: PartTarget): Promise<void> {
+    const keys = [InPlacePartStore.dataKey(t.uuid), ...Array.from({ length: t.parts }, (_, i) => InPlacePartStore.markerKey(t.uuid, i + 1))];
+    await Promise.all(keys.map((key) => this.local.delete(key).catch(() => undefined)));
+  }
+
+  private async marker(uuid: string, part: number): Promise<PartMarker | null> {
+    try {
+      const chunks: Buffer[] = [];
+      for await (const c of await this.local.get(InPlacePartStore.markerKey(uuid, part))) chunks.push(c as Buffer);
+      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as PartMarker;
+    } catch (err) {
+      if (err instanceof BlobNotFound) return null;
+      throw err;
+    }
+  }
+}
+
+/**
+ * Creates the upload's data file at its full size on the first part (sparse: no bytes written).
+ * Never shrinks it: parts written before keep their bytes, whichever part comes first.
+ */
+async function ensureDataFile(file: string, size: number): Promise<void> {
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const handle = await fsp.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+  try {
+    if ((await handle.stat()).size < size) await handle.truncate(size);
+  } finally {
+    await handle.close();
+  }
+}
