@@ -1,0 +1,163 @@
+// `node bench/uploads.mjs`: a 1 GiB multipart upload through the Upload API (parts of the
+// documented default size, 5 MiB, 4 PUTs at a time on kept-alive connections, then
+// /multipart/complete/) against its floors: a bare node:http server streaming one 1 GiB PUT into a
+// file and fsyncing it, and `dd conv=fsync` of the same bytes. Prints MiB/s, the completion's own
+// time and the ratios. BENCH_UPLOAD_MIB changes the size, BENCH_ROUNDS the rounds (best kept);
+// BENCH_APP_ROOT runs another checkout's build (bin/, dist/) for a before/after comparison.
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startProc } from './lib.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const APP = process.env.BENCH_APP_ROOT ?? path.dirname(HERE);
+const MiB = 1024 * 1024;
+const SIZE = Number(process.env.BENCH_UPLOAD_MIB ?? 1024) * MiB;
+const PART = 5 * MiB;
+const AT_ONCE = 4;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-up-'));
+const source = path.join(work, 'source.bin');
+
+/** SIZE bytes of random data (a 64 MiB random block repeated: nothing here compresses or dedups by block). */
+function writeSource() {
+  const block = crypto.randomBytes(64 * MiB);
+  const fd = fs.openSync(source, 'w');
+  for (let at = 0; at < SIZE; at += block.length) fs.writeSync(fd, block, 0, Math.min(block.length, SIZE - at));
+  fs.closeSync(fd);
+}
+
+function readPart(fd, n) {
+  const len = Math.min(PART, SIZE - n * PART);
+  const buf = Buffer.allocUnsafe(len);
+  fs.readSync(fd, buf, 0, len, n * PART);
+  return buf;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: AT_ONCE });
+
+function send(method, url, body, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers: { ...headers, 'content-length': body.length } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const form = (fields) => Buffer.from(new URLSearchParams(fields).toString());
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** One multipart upload of the source file; seconds in all and for the completion alone. */
+async function multipartOnce(upload, publicKey) {
+  const t0 = performance.now();
+  const start = await send('POST', `${upload}/multipart/start/`, form({ UPLOADCARE_PUB_KEY: publicKey, filename: 'big.bin', content_type: 'application/octet-stream', size: String(SIZE), part_size: String(PART), UPLOADCARE_STORE: '1' }), FORM);
+  if (start.status !== 200) throw new Error(`start: ${start.status} ${start.text}`);
+  const { uuid, parts } = JSON.parse(start.text);
+  const fd = fs.openSync(source, 'r');
+  let next = 0;
+  const worker = async () => {
+    while (next < parts.length) {
+      const n = next++;
+      const r = await send('PUT', parts[n], readPart(fd, n), { 'content-type': 'application/octet-stream' });
+      if (r.status !== 200) throw new Error(`part ${n + 1}: ${r.status} ${r.text}`);
+    }
+  };
+  await Promise.all(Array.from({ length: AT_ONCE }, worker));
+  fs.closeSync(fd);
+  const t1 = performance.now();
+  const done = await send('POST', `${upload}/multipart/complete/`, form({ UPLOADCARE_PUB_KEY: publicKey, uuid }), FORM);
+  if (done.status !== 200) throw new Error(`complete: ${done.status} ${done.text}`);
+  const t2 = performance.now();
+  return { total: (t2 - t0) / 1000, complete: (t2 - t1) / 1000 };
+}
+
+async function stowageRounds() {
+  const dataDir = path.join(work, 'data');
+  const bin = path.join(APP, 'bin', 'stowage.js');
+  const env = { STOWAGE_DATA_DIR: dataDir, STOWAGE_LOG_LEVEL: 'warn', STOWAGE_RATE_UPLOAD_PER_SEC: '0', STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0' };
+  const p = await startProc(process.execPath, [bin, 'serve'], {
+    env: { ...env, STOWAGE_REST_PORT: '0', STOWAGE_UPLOAD_PORT: '0', STOWAGE_CDN_PORT: '0' },
+    ready: (out) => /Stowage is running/.test(out) && /Upload API:\s+\S+\n/.test(out),
+  });
+  try {
+    const upload = /Upload API:\s+(\S+?)\/?\n/.exec(p.output())[1];
+    const keys = JSON.parse(execFileSync(process.execPath, [bin, 'project', 'create', '--name', 'bench', '--json'], { env: { ...process.env, ...env }, encoding: 'utf8' }));
+    const runs = [];
+    for (let i = 0; i < ROUNDS; i++) runs.push(await multipartOnce(upload, keys.public_key));
+    return runs.sort((a, b) => a.total - b.total)[0];
+  } finally {
+    await p.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The floor: a bare node:http server writing one request's body to a file, fsynced before it answers. */
+async function floorRounds() {
+  const port = await freePort();
+  const dest = path.join(work, 'floor.bin');
+  const server = http.createServer((req, res) => {
+    const out = fs.createWriteStream(dest, { flush: true });
+    req.pipe(out);
+    out.on('close', () => res.end('ok'));
+  });
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  try {
+    const runs = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const t0 = performance.now();
+      await new Promise((resolve, reject) => {
+        const req = http.request(`http://127.0.0.1:${port}/`, { method: 'PUT', agent, headers: { 'content-length': SIZE } }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        });
+        req.on('error', reject);
+        fs.createReadStream(source, { highWaterMark: MiB }).pipe(req);
+      });
+      runs.push((performance.now() - t0) / 1000);
+    }
+    return Math.min(...runs);
+  } finally {
+    server.close();
+    fs.rmSync(dest, { force: true });
+  }
+}
+
+function ddRounds() {
+  const dest = path.join(work, 'dd.bin');
+  const runs = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const t0 = performance.now();
+    execFileSync('dd', [`if=${source}`, `of=${dest}`, 'bs=4M', 'conv=fsync'], { stdio: 'ignore' });
+    runs.push((performance.now() - t0) / 1000);
+    fs.rmSync(dest, { force: true });
+  }
+  return Math.min(...runs);
+}
+
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const rate = (s) => `${(SIZE / MiB / s).toFixed(0)} MiB/s`;
+
+console.log(`bench/uploads: ${SIZE / MiB} MiB, parts of ${PART / MiB} MiB, ${AT_ONCE} at a time, best of ${ROUNDS}; app ${APP}; load ${load()}`);
+writeSource();
+try {
+  const dd = ddRounds();
+  console.log(`dd conv=fsync           ${dd.toFixed(2)} s  ${rate(dd)}   (load ${load()})`);
+  const floor = await floorRounds();
+  console.log(`node:http + fsync floor ${floor.toFixed(2)} s  ${rate(floor)}   (load ${load()})`);
+  const mp = await stowageRounds();
+  console.log(`Stowage multipart       ${mp.total.toFixed(2)} s  ${rate(mp.total)}   completion ${mp.complete.toFixed(2)} s   (load ${load()})`);
+  console.log(`ratios (throughput): Stowage/floor ${(floor / mp.total).toFixed(2)}, Stowage/dd ${(dd / mp.total).toFixed(2)}, floor/dd ${(dd / floor).toFixed(2)} (target ≥ 0.8 of the floor)`);
+} finally {
+  agent.destroy();
+  fs.rmSync(work, { recursive: true, force: true });
+}
