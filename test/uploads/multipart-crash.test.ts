@@ -29,7 +29,7 @@ async function start(opts: Parameters<typeof startServer>[0] = {}): Promise<Test
 }
 
 /** Starts a multipart upload of `data` and PUTs every part. */
-async function uploadParts(server: TestServer, keys: ProjectKeys, data: Buffer): Promise<string> {
+async function uploadParts(server: TestServer, keys: ProjectKeys, data: Buffer): Promise<{ uuid: string; urls: string[] }> {
   const r = await postForm(`${server.upload}/multipart/start/`, {
     UPLOADCARE_PUB_KEY: keys.public_key,
     filename: 'big.bin',
@@ -48,7 +48,7 @@ async function uploadParts(server: TestServer, keys: ProjectKeys, data: Buffer):
       }),
     );
   }
-  return r.json.uuid as string;
+  return { uuid: r.json.uuid as string, urls };
 }
 
 const complete = (server: TestServer, keys: ProjectKeys, uuid: string): Promise<Res> =>
@@ -75,7 +75,7 @@ describe('multipart completion and crashes', () => {
     const first = await start();
     const keys = await first.createProject();
     const data = crypto.randomBytes(40 * PART);
-    const uuid = await uploadParts(first, keys, data);
+    const { uuid, urls } = await uploadParts(first, keys, data);
 
     const pending = complete(first, keys, uuid).catch(() => null);
     await untilCompleting(first);
@@ -83,6 +83,13 @@ describe('multipart completion and crashes', () => {
     expect(await pending).toBeNull();
 
     const restarted = await start({ dataDir: first.dataDir, ...(first.schema ? { schema: first.schema } : {}), ...(first.bucket ? { bucket: first.bucket } : {}) });
+    if (!restarted.bucket) {
+      // On disk a completion reads the parts where they lie: no part is rewritten while one holds
+      // (or held) the upload, until a completion takes it over.
+      const url = new URL(urls[0]!);
+      const late = await fetch(`${restarted.upload}${url.pathname}${url.search}`, { method: 'PUT', body: data.subarray(0, PART) });
+      expect([late.status, await late.text()]).toEqual([503, 'File is being assembled by another request. Try again later.']);
+    }
     const seen: number[] = [];
     let done: Res | null = null;
     const deadline = Date.now() + LEASE_MS + 30_000;

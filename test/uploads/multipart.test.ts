@@ -92,7 +92,55 @@ describe.skipIf(usingS3())('parts and completion', () => {
     const again = await complete(s.json.uuid);
     expect([again.status, again.text]).toEqual([400, 'File is already uploaded.']);
     expect((await put(urls[0]!, parts[0]!)).text).toBe('File is already uploaded.');
-    expect(fs.existsSync(path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, '1'))).toBe(false);
+    expect(fs.readdirSync(path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid))).toEqual([]);
+  });
+
+  it('writes the parts in place and completes without copying them: the data file becomes the blob', async () => {
+    const data = bytes(2 * PART + 777, 11);
+    const s = await start({ size: String(data.length), UPLOADCARE_STORE: '1' });
+    const urls = s.json.parts as string[];
+    const parts = partsOf(data);
+    await Promise.all(urls.map(async (u, i) => expect((await put(u, parts[i]!)).status).toBe(200)));
+    const dataFile = path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid, 'data');
+    const staged = fs.statSync(dataFile);
+    expect(staged.size).toBe(data.length);
+    const done = await complete(s.json.uuid);
+    expect(done.status, done.text).toBe(200);
+    const blob = fs.statSync(path.join(srv.server.dataDir, 'blobs', 'files', s.json.uuid.slice(0, 2), s.json.uuid));
+    expect(blob.ino).toBe(staged.ino);
+    expect(fs.existsSync(dataFile)).toBe(false);
+    const cdn = await fetch(`${srv.cdn}/${s.json.uuid}/`);
+    expect(cdn.headers.get('etag')).toBe(`"${crypto.createHash('md5').update(data).digest('hex')}"`);
+    expect(Buffer.from(await cdn.arrayBuffer()).equals(data)).toBe(true);
+  });
+
+  it('digests the file right when a part is rewritten after the running digest read it, or a last part ran long', async () => {
+    const data = bytes(2 * PART + 999, 12);
+    const parts = partsOf(data);
+    const etag = `"${crypto.createHash('md5').update(data).digest('hex')}"`;
+    const completedAs = async (uuid: string) => {
+      const done = await complete(uuid);
+      expect(done.status, done.text).toBe(200);
+      const cdn = await fetch(`${srv.cdn}/${uuid}/`);
+      expect(cdn.headers.get('etag')).toBe(etag);
+      expect(Buffer.from(await cdn.arrayBuffer()).equals(data)).toBe(true);
+    };
+    // Part 1 wrong (hashed as it lands), the rest right, then part 1 again: the same sizes throughout.
+    const a = await start({ size: String(data.length), UPLOADCARE_STORE: '1' });
+    const aUrls = a.json.parts as string[];
+    expect((await put(aUrls[0]!, bytes(PART, 5))).status).toBe(200);
+    for (const i of [1, 2]) expect((await put(aUrls[i]!, parts[i]!)).status).toBe(200);
+    expect((await put(aUrls[0]!, parts[0]!)).status).toBe(200);
+    await completedAs(a.json.uuid);
+    // The last part too long (written past the end of the file), refused, then sent right.
+    const b = await start({ size: String(data.length), UPLOADCARE_STORE: '1' });
+    const bUrls = b.json.parts as string[];
+    for (const i of [0, 1]) expect((await put(bUrls[i]!, parts[i]!)).status).toBe(200);
+    expect((await put(bUrls[2]!, bytes(PART, 6))).status).toBe(200);
+    const long = await complete(b.json.uuid);
+    expect([long.status, long.text]).toEqual([400, 'Uploaded size is more than expected.']);
+    expect((await put(bUrls[2]!, parts[2]!)).status).toBe(200);
+    await completedAs(b.json.uuid);
   });
 
   it('answers content_info.image (and image_info) for an image at completion, as /info/ does', async () => {

@@ -5,12 +5,18 @@
  * reads the file once for its digests and moves it under the file's blob key: nothing is copied,
  * so a 1 GiB upload writes 1 GiB (the copying store wrote it twice).
  *
+ * The whole file's digests (MD5, SHA-256) are computed as the parts arrive, in order, from the
+ * bytes just written (page cache), so completion need not read 1 GiB again (running-digest.ts); a
+ * completion on another node, after a restart or after a part was rewritten reads the file once.
+ *
  * A re-PUT replaces its part: it drops the marker first, so a completion never takes a part whose
  * bytes are being rewritten (missing marker: the existing 400), and a re-PUT that fails leaves the
- * part missing rather than half old, half new. `beforeWrite` runs between the two (the route checks
- * the upload is still open there): together with the completion's claim, a part can never be
- * written into a file a completion is reading or has moved (see `writePart`).
+ * part missing rather than half old, half new. `beforeWrite` (the route: the upload is open, no
+ * completion holds it) runs before and again after the marker is dropped: together with the
+ * completion's claim, a part is never written into a file a completion is reading or has moved
+ * (see `writeInPlace`).
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -18,8 +24,9 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
-import { DigestStream, digestStored } from '../../blobs/digest.js';
+import { digestStored } from '../../blobs/digest.js';
 import { BlobPartStore, type PartTarget, type PartWrite, type WriteOptions } from './part-store.js';
+import { RunningDigests } from './running-digest.js';
 
 /** The blob store abilities this store needs. */
 export type LocalMovableStore = BlobStore & Required<Pick<BlobStore, 'localPath' | 'move'>>;
@@ -30,13 +37,14 @@ export function hasLocalFilesAndMove(blobs: BlobStore): blobs is LocalMovableSto
 
 interface PartMarker {
   size: number;
+  /** The part's own MD5 (its ETag). */
   md5: string;
-  sha256: string;
 }
 
 export class InPlacePartStore extends BlobPartStore {
   /** Writes of one part on this node run one after another (two at once would interleave their bytes). */
   private readonly writing = new Map<string, Promise<unknown>>();
+  private readonly digests = new RunningDigests();
 
   constructor(
     private readonly local: LocalMovableStore,
@@ -54,7 +62,7 @@ export class InPlacePartStore extends BlobPartStore {
     return `multipart/${uuid.slice(0, 2)}/${uuid}/${part}.done`;
   }
 
-  override writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult> {
+  override writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<{ size: number; md5: string }> {
     const key = `${w.uuid}/${w.part}`;
     const run = (this.writing.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => this.writeInPlace(w, body, opts));
     this.writing.set(key, run);
@@ -65,32 +73,36 @@ export class InPlacePartStore extends BlobPartStore {
     return run;
   }
 
-  private async writeInPlace(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult> {
-    // Marker first, then the upload's state: a completion that claimed the upload before this
-    // check sees the part missing; one that claims it after is refused by this check.
+  private async writeInPlace(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PartMarker> {
+    // Refused without touching the part while a completion holds (or held) the upload. Then the
+    // marker, then the state again: a completion that claimed the upload before the second check
+    // sees the part missing; one that claims it after is refused by that check.
+    await opts.beforeWrite();
     await this.local.delete(InPlacePartStore.markerKey(w.uuid, w.part));
     await opts.beforeWrite();
     const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
+    this.digests.partRewritten(w.uuid, w.part);
     await ensureDataFile(file, w.size);
-    const digests = new DigestStream();
+    const md5 = crypto.createHash('md5');
     let size = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
         if (size > w.partSize) return done(opts.onTooLarge());
-        digests.update(chunk);
+        md5.update(chunk);
         done(null, chunk);
       },
     });
     // Positional writes at the part's offset; flush: fsync before close, so the part is on disk
     // before its marker says it is there.
     await pipeline(body, meter, fs.createWriteStream(file, { flags: 'r+', start: (w.part - 1) * w.partSize, flush: true }));
-    const put: PartMarker = { size, ...digests.digest() };
-    await this.local.put(InPlacePartStore.markerKey(w.uuid, w.part), Readable.from([Buffer.from(JSON.stringify(put))]), {
+    const marker: PartMarker = { size, md5: md5.digest('hex') };
+    await this.local.put(InPlacePartStore.markerKey(w.uuid, w.part), Readable.from([Buffer.from(JSON.stringify(marker))]), {
       maxBytes: 4096,
       onTooLarge: () => new Error('part marker too long'),
     });
-    return put;
+    this.digests.partWritten(file, w, size);
+    return marker;
   }
 
   override async partSizes(t: PartTarget): Promise<Array<number | null>> {
@@ -101,7 +113,8 @@ export class InPlacePartStore extends BlobPartStore {
    * The parts are already in place (the caller checked their sizes): cut the file to the upload's
    * size (a last part sent too long may have written past it), fsync, read it once for its digests
    * (MD5 for the ETag, SHA-256 for the content address: one read of the file, no write) and move it
-   * under `destKey`. After a completion that moved it but failed later, the moved file is reused.
+   * under `destKey` (the digests come from the running digest when it covered every part here).
+   * After a completion that moved it but failed later, the moved file is reused.
    */
   override async assemble(t: PartTarget, destKey: string, expectedBytes: number): Promise<PutResult> {
     const dataKey = InPlacePartStore.dataKey(t.uuid);
@@ -120,12 +133,14 @@ export class InPlacePartStore extends BlobPartStore {
     } finally {
       await handle.close();
     }
-    const put = await digestStored(this.local, dataKey);
+    const running = await this.digests.take(t.uuid, t.parts, expectedBytes);
+    const put = running ?? (await digestStored(this.local, dataKey));
     await this.local.move(dataKey, destKey);
     return put;
   }
 
   override async removeParts(t: PartTarget): Promise<void> {
+    this.digests.forget(t.uuid);
     const keys = [InPlacePartStore.dataKey(t.uuid), ...Array.from({ length: t.parts }, (_, i) => InPlacePartStore.markerKey(t.uuid, i + 1))];
     await Promise.all(keys.map((key) => this.local.delete(key).catch(() => undefined)));
   }

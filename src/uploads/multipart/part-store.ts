@@ -32,8 +32,8 @@ export interface WriteOptions {
   /** The error for a body longer than partSize. */
   onTooLarge: () => Error;
   /**
-   * Runs once the part's previous copy no longer counts and before any byte is written; throws to
-   * refuse the write (the upload is being completed or done).
+   * Runs before any byte is written (the in-place store runs it again once the part's previous
+   * copy no longer counts); throws to refuse the write (the upload is being completed or done).
    */
   beforeWrite: () => Promise<void>;
 }
@@ -45,8 +45,8 @@ export interface MultipartStore {
   partUrls(target: PartTarget, expiresAtS: number): Promise<string[]>;
   /** Verifies a part URL's signature; false when forged or expired. */
   verifyPartUrl(uuid: string, part: number, expiresAtS: string, sig: string): Promise<boolean>;
-  /** Stores one part; a retry replaces it. Rejects past `partSize` bytes. */
-  writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult>;
+  /** Stores one part; a retry replaces it. Rejects past `partSize` bytes. Resolves with the part's size and MD5 (its ETag). */
+  writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<{ size: number; md5: string }>;
   /** Size of each part (index 0 = part 1), null when not uploaded. */
   partSizes(target: PartTarget): Promise<Array<number | null>>;
   /** Streams the parts in order into `destKey`; memory stays flat whatever the size. */
@@ -82,7 +82,7 @@ export class BlobPartStore implements MultipartStore {
     return safeEqual(sign(await this.secret(), uuid, part, expiresAtS), sig);
   }
 
-  async writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PutResult> {
+  async writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<{ size: number; md5: string }> {
     await opts.beforeWrite();
     return this.blobs.put(BlobPartStore.partKey(w.uuid, w.part), body, { maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
   }

@@ -1,0 +1,96 @@
+/**
+ * The whole-file digests of in-place multipart uploads, computed while the parts arrive: MD5 and
+ * SHA-256 need the bytes in order, so once part n is written and parts 1..n-1 are hashed, part n
+ * is read back (from the page cache: it was just written) and hashed, then n+1 if it is there.
+ * Parts come 4 or so at a time, mostly in order, so by completion the work is done and the file is
+ * not read again (1 GiB: about 4 s of hashing here, off the completion).
+ *
+ * Only what this process saw counts: a part written by another node or before a restart is never
+ * in `sizes`, so the digest stalls and `take` answers null (the caller reads the file once). A
+ * part rewritten after it was hashed (or while it is) spoils the digest the same way.
+ */
+import fs from 'node:fs';
+import { DigestStream, type BlobDigests } from '../../blobs/digest.js';
+import type { PartWrite } from './part-store.js';
+
+interface Running {
+  file: string;
+  partSize: number;
+  /** The next part to hash (from 1). */
+  next: number;
+  hashedBytes: number;
+  digests: DigestStream;
+  /** Sizes of parts written here and not hashed yet. */
+  sizes: Map<number, number>;
+  spoiled: boolean;
+  /** The hashing in progress, one part after another. */
+  work: Promise<void>;
+}
+
+export class RunningDigests {
+  private readonly uploads = new Map<string, Running>();
+
+  /** A (re)write of `part` begins: if its old bytes were (being) hashed, the digest is spoiled. */
+  partRewritten(uuid: string, part: number): void {
+    const r = this.uploads.get(uuid);
+    if (!r) return;
+    r.sizes.delete(part);
+    if (part <= r.next) r.spoiled = true;
+  }
+
+  /** `part` of `size` bytes is durable in `file`: hash whatever is now contiguous. */
+  partWritten(file: string, w: PartWrite, size: number): void {
+    let r = this.uploads.get(w.uuid);
+    if (!r) {
+      r = { file, partSize: w.partSize, next: 1, hashedBytes: 0, digests: new DigestStream(), sizes: new Map(), spoiled: false, work: Promise.resolve() };
+      this.uploads.set(w.uuid, r);
+    }
+    if (r.spoiled) return;
+    r.sizes.set(w.part, size);
+    const running = r;
+    r.work = r.work.then(() => this.advance(running)).catch(() => {
+      running.spoiled = true;
+    });
+  }
+
+  /**
+   * The digests of all `parts` when this process hashed every one of them and they add up to
+   * `size` bytes; null otherwise. Forgets the upload either way.
+   */
+  async take(uuid: string, parts: number, size: number): Promise<(BlobDigests & { size: number }) | null> {
+    const r = this.uploads.get(uuid);
+    if (!r) return null;
+    await r.work;
+    this.uploads.delete(uuid);
+    if (r.spoiled || r.next !== parts + 1 || r.hashedBytes !== size) return null;
+    return { size, ...r.digests.digest() };
+  }
+
+  forget(uuid: string): void {
+    this.uploads.delete(uuid);
+  }
+
+  private async advance(r: Running): Promise<void> {
+    for (;;) {
+      const size = r.sizes.get(r.next);
+      if (r.spoiled || size === undefined) return;
+      await hashRange(r.file, (r.next - 1) * r.partSize, size, r.digests);
+      // A rewrite that began while this part was read spoiled it (partRewritten: part <= next).
+      if (r.spoiled) return;
+      r.sizes.delete(r.next);
+      r.hashedBytes += size;
+      r.next++;
+    }
+  }
+}
+
+async function hashRange(file: string, start: number, length: number, into: DigestStream): Promise<void> {
+  if (length === 0) return;
+  const stream = fs.createReadStream(file, { start, end: start + length - 1, highWaterMark: 1024 * 1024 });
+  let read = 0;
+  for await (const chunk of stream) {
+    read += (chunk as Buffer).length;
+    into.update(chunk as Buffer);
+  }
+  if (read !== length) throw new Error(`short read hashing ${file}`);
+}
