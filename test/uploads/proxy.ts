@@ -18,6 +18,19 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Hop-by-hop headers belong to one connection (RFC 9110 §7.6.1) and are never forwarded. Passing
+ * the Upload server's `Keep-Alive: timeout=72` on to the client made it keep its connection to
+ * this proxy for 5 s (Node's agent: the lesser of its own 5 s and the hint) while this server
+ * closes idle connections after its own 5 s: a request sent as both timers ran out was reset.
+ */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+
+export function endToEnd(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const named = new Set((String(headers['connection'] ?? '')).toLowerCase().split(',').map((h) => h.trim()));
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !HOP_BY_HOP.has(k) && !named.has(k)));
+}
+
 export async function startProxy(): Promise<RecordingProxy> {
   let target = '';
   let inflight = 0;
@@ -32,10 +45,9 @@ export async function startProxy(): Promise<RecordingProxy> {
     const isPut = req.method === 'PUT';
     rec.paths.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
     if (isPut) rec.maxConcurrentPuts = Math.max(rec.maxConcurrentPuts, ++inflight);
-    // A new upstream connection per request: a reused kept-alive one was sometimes reset after
-    // multipart part PUTs (docs/reliability.md, "Findings not yet fixed"), failing SDK-flow tests.
-    const up = http.request(target + req.url, { method: req.method, headers: req.headers, agent: false }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
+    // Kept-alive upstream connections (the global agent), as a real proxy keeps them.
+    const up = http.request(target + req.url, { method: req.method, headers: endToEnd(req.headers) }, (r) => {
+      res.writeHead(r.statusCode ?? 502, endToEnd(r.headers));
       r.pipe(res);
       r.on('end', () => isPut && inflight--);
     });
