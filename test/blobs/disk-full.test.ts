@@ -1,8 +1,8 @@
 /**
  * A full disk, for real: the server's data dir is a small tmpfs. Uploads, multipart parts and
- * completion, and copies that do not fit answer 507 with a clear message in each surface's format
+ * copies that do not fit answer 507 with a clear message in each surface's format
  * (never `500 Internal error.`), leave no temporary files behind, readiness reports the low disk,
- * and everything works again once space is freed (a failed multipart completion can be retried).
+ * and everything works again once space is freed (a refused multipart part can be sent again).
  *
  * Mounting needs root; with blobs in S3 the bytes do not land on the data dir at all.
  */
@@ -114,26 +114,23 @@ describe.skipIf(skipReason !== null)(`full disk (tmpfs data dir)${skipReason ? `
 
   let multipart: { uuid: string; parts: string[]; data: Buffer };
 
-  it('with the disk full: multipart parts and completion, and REST copies answer 507; readiness reports the low disk', async () => {
+  it('with the disk full: multipart parts and REST copies answer 507; readiness reports the low disk', async () => {
     const size = 10 * MiB;
     const start = await postForm(`${server.upload}/multipart/start/`, { UPLOADCARE_PUB_KEY: keys.public_key, filename: 'big.bin', content_type: 'application/octet-stream', size: String(size) });
     expect(start.status).toBe(200);
     multipart = { uuid: start.json.uuid, parts: start.json.parts, data: crypto.randomBytes(size) };
-    for (const [i, url] of multipart.parts.entries()) {
-      const r = await fetch(url, { method: 'PUT', body: multipart.data.subarray(i * 5 * MiB, (i + 1) * 5 * MiB) });
+    const partBody = (i: number) => multipart.data.subarray(i * 5 * MiB, (i + 1) * 5 * MiB);
+    // All parts but the last (the last one is sent once the disk is full).
+    for (const [i, url] of multipart.parts.slice(0, -1).entries()) {
+      const r = await fetch(url, { method: 'PUT', body: partBody(i) });
       expect(r.status).toBe(200);
     }
     expect((await fetch(`${server.rest}/readyz`)).status).toBe(200);
 
-    // Leave about 2 MiB: less than a part, a copy of the small file, or the assembled upload, and
+    // Leave about 2 MiB: less than a part or a copy of the small file, and
     // room for SQLite's journal (the metadata store lives in the data dir too).
     fs.writeFileSync(path.join(dataDir, 'filler'), Buffer.alloc(freeBytes() - 2 * MiB));
 
-    const complete = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid: multipart.uuid });
-    expect(complete.status).toBe(507);
-    expect(complete.text).toContain('Insufficient storage');
-    const part = await fetch(multipart.parts[0] as string, { method: 'PUT', body: multipart.data.subarray(0, 5 * MiB) });
-    expect(part.status).toBe(507);
     const copy = await restClient(server.rest, keys)('POST', '/files/local_copy/', { body: JSON.stringify({ source: small.uuid, store: true }) });
     expect(copy.status).toBe(507);
     expect(copy.json).toEqual({ detail: 'Insufficient storage: the server has no space left to store this. Try again later.' });
@@ -150,15 +147,25 @@ describe.skipIf(skipReason !== null)(`full disk (tmpfs data dir)${skipReason ? `
     const ready = await fetch(`${server.upload}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ status: 'unavailable', disk: 'low' });
+
+    // A part needs new space: 507. Last here: the bytes the refused part did write stay allocated
+    // in the upload's file (parts are written in place) until it is sent again, so the disk is
+    // then full to the last byte. (On disk a completion writes no bytes: not a case here.)
+    const last = multipart.parts.length - 1;
+    const part = await fetch(multipart.parts[last] as string, { method: 'PUT', body: partBody(last) });
+    expect(part.status).toBe(507);
     expect(tempFiles()).toEqual([]);
     expect(handlerFailures(), server.output()).toEqual([]);
     expect(server.output()).toContain('out of storage space');
     // The from_url job backs off between its five attempts (about 15 s idle, longer under load).
   }, 180_000);
 
-  it('once space is freed: ready again, the completion can be retried, and every acknowledged byte is intact', async () => {
+  it('once space is freed: ready again, the part can be sent again and the upload completed, and every acknowledged byte is intact', async () => {
     fs.rmSync(path.join(dataDir, 'filler'));
     expect((await fetch(`${server.cdn}/readyz`)).status).toBe(200);
+    const last = multipart.parts.length - 1;
+    const part = await fetch(multipart.parts[last] as string, { method: 'PUT', body: multipart.data.subarray(last * 5 * MiB) });
+    expect(part.status).toBe(200);
     const complete = await postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid: multipart.uuid });
     expect(complete.status).toBe(200);
     expect(complete.json.size).toBe(multipart.data.length);

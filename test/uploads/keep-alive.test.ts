@@ -5,6 +5,10 @@
  * `Keep-Alive: timeout=72` to its clients while closing their idle connections itself after 5 s,
  * so a client kept a connection exactly as long as the proxy did and a request sent as both ran
  * out was reset (the "reset after part PUTs" seen in test/uploads/sdk.test.ts on a busy machine).
+ * And a part PUT that failed while its body was still arriving (over part_size without a length, a
+ * full disk) destroyed the request: the rest of the body stayed unread on a paused socket, the
+ * answer said keep-alive, and the next request on the connection waited until the body idle
+ * timeout reset it.
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +18,8 @@ import { bytes } from './helpers.js';
 import { startProxy, type RecordingProxy } from './proxy.js';
 
 const PART = 5_242_880;
-const srv = useServer();
+// A stalled body loses its connection after 3 s (instead of 60): the reset, if any, comes soon.
+const srv = useServer({ env: { STOWAGE_BODY_IDLE_TIMEOUT_MS: '3000' } });
 let proxy: RecordingProxy;
 beforeAll(async () => {
   proxy = await startProxy();
@@ -70,6 +75,39 @@ describe.skipIf(usingS3())('kept-alive connections after part PUTs', () => {
         sockets.add(next.local);
       }
       expect(sockets.size).toBe(1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('a part refused mid-body (sent without a length, over part_size) answers, and the next request is answered too', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const [url] = await partUrls(srv.upload);
+        const refused = await new Promise<Answer>((resolve, reject) => {
+          // No Content-Length: chunked, so the size is found out while the body streams in.
+          const req = http.request(url!, { method: 'PUT', agent, headers: { 'content-type': 'application/octet-stream' } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, reused: req.reusedSocket, local: '' }));
+          });
+          req.on('error', reject);
+          const chunk = bytes(1024 * 1024, round + 1);
+          let sent = 0;
+          const more = () => {
+            while (sent < 7 && req.write(chunk)) sent++;
+            if (sent >= 7) req.end();
+          };
+          req.on('drain', () => {
+            sent++;
+            more();
+          });
+          more();
+        });
+        expect(refused.status).toBe(413);
+        const next = await send(agent, 'POST', `${srv.upload}/from_url/?pub_key=${srv.keys.public_key}&source_url=http://127.0.0.1:1/x`);
+        expect(next.status).toBe(400);
+      }
     } finally {
       agent.destroy();
     }
