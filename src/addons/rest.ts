@@ -79,7 +79,7 @@ export function addonRoutes(addons: AddonService) {
         query: statusQuery,
         responses: { 200: { description: 'in_progress, done, error or unknown (and the result once done).', schema: jsonObject }, 404: notFoundAnswer('Add-on') },
       },
-      async (req, reply, { params, query }) => sendJson(reply, 200, await addons.status(req.projectId, params.name.name, query.request_id)),
+      async (req, reply, { params: { name: addon }, query }) => sendJson(reply, 200, await addons.status(req.projectId, addon.name, query.request_id)),
     );
   };
 }

@@ -144,7 +144,12 @@ function objectWithKeys(v: unknown, path: string, allowed: string[]): Record<str
   return v as Record<string, unknown>;
 }
 
-/** Legacy signed uploads: hex HMAC-SHA256(secret, expire as sent), valid until `expire`. */
+/** A legacy upload signature: hex HMAC-SHA256 of `expire` (as sent) keyed with a secret key. */
+export function uploadSignature(secret: string, expire: string): string {
+  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(expire).digest('hex');
+}
+
+/** Legacy signed uploads: `uploadSignature` with an active secret key, valid until `expire`. */
 function verifySignature(signature: string | undefined, expire: string | undefined, secrets: readonly string[], nowMs: number): UploadGrant {
   if (!signature) throw new AppError(400, 'SignatureRequiredError', '`signature` is required.');
   if (!expire) throw new AppError(400, 'SignatureExpirationRequiredError', '`expire` is required.');
@@ -154,8 +159,7 @@ function verifySignature(signature: string | undefined, expire: string | undefin
   // Check every key without stopping early, so timing does not tell which (if any) matched.
   let ok = false;
   for (const secret of secrets) {
-    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(expire).digest('hex');
-    ok = constantTimeEqual(expected, given) || ok;
+    ok = constantTimeEqual(uploadSignature(secret, expire), given) || ok;
   }
   if (!ok) throw new AppError(403, 'SignatureInvalidError', 'Invalid signature.');
   return { kind: 'signature', tokenId: sha256Hex(signature), operationsLimit: null, scope: null };

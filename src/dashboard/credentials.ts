@@ -4,8 +4,8 @@
  * and previews (projects with signed CDN URLs). The server makes them with the project's keys, so
  * the secret key still never reaches a page; each is short-lived (the page asks again).
  */
-import { createHmac } from 'node:crypto';
 import { mintCdnToken } from '../auth/cdn-token.js';
+import { uploadSignature } from '../auth/upload-credentials.js';
 import type { AppContext } from '../context.js';
 import type { SessionRow } from './repo.js';
 
@@ -33,7 +33,7 @@ export async function uploadSignatureFor(ctx: AppContext, session: SessionRow, n
   const secret = found?.secrets[0];
   if (!found || !found.project.signedUploads || secret === undefined) return null;
   const expire = expiryFor(session, nowMs);
-  return { secure_signature: createHmac('sha256', Buffer.from(secret, 'utf8')).update(String(expire)).digest('hex'), secure_expire: expire };
+  return { secure_signature: uploadSignature(secret, String(expire)), secure_expire: expire };
 }
 
 /** A CDN token for the whole project, or null when its CDN URLs need none. */
@@ -41,6 +41,8 @@ export async function cdnGrantFor(ctx: AppContext, session: SessionRow, nowMs = 
   const found = await ctx.projects.lookup(session.pubKey);
   if (!found || !found.project.signedCdn) return null;
   const exp = expiryFor(session, nowMs);
-  const token = mintCdnToken(await ctx.projects.cdnKey(session.pubKey), { acl: '/*' }, exp);
+  // Turning signed CDN URLs on made the key, so it is there; cdnKey() would make one otherwise.
+  const key = found.project.cdnSecret ?? (await ctx.projects.cdnKey(session.pubKey));
+  const token = mintCdnToken(key, { acl: '/*' }, exp);
   return { token, expires_at: new Date(exp * 1000).toISOString() };
 }
