@@ -124,17 +124,18 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
   });
 
   it('builds a CDN URL and the live preview follows it', async () => {
-    const previewWidth = () => page.evaluate(() => {
-      const img = document.querySelector<HTMLImageElement>('#cdn-preview');
-      return img && img.complete ? img.naturalWidth : 0;
-    });
-    await page.waitForFunction(() => document.querySelector('#preview-size')?.textContent === '400×250');
-    expect(await previewWidth()).toBe(400);
+    // The size label and the loaded image together: the previous test's save re-renders the page,
+    // so a label of the page being replaced can show the size while the new preview still loads.
+    const previewShows = (label: string, width: number) =>
+      page.waitForFunction(([l, w]) => {
+        const img = document.querySelector<HTMLImageElement>('#cdn-preview');
+        return document.querySelector('#preview-size')?.textContent === l && img !== null && img.complete && img.naturalWidth === w;
+      }, [label, width] as const);
+    await previewShows('400×250', 400);
     await page.fill('#op-width', '100');
     await page.dispatchEvent('#op-width', 'change');
     await page.selectOption('#op-format', 'webp');
-    await page.waitForFunction(() => document.querySelector('#preview-size')?.textContent === '100×63');
-    expect(await previewWidth()).toBe(100);
+    await previewShows('100×63', 100);
     expect(await page.inputValue('#cdn-url')).toBe(`${srv.cdn}/${imageUuid}/-/preview/100x400/-/format/webp/`);
     await shot('02-file');
   });
