@@ -46,6 +46,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   metrics.gauge('stowage_jobs_dead', 'Jobs that exhausted their attempts (kept until pruned)', async () => (await queue.stats()).dead);
   await waitForRedis(redis, log);
   const features = await createFeatures(ctx);
+  files.events.heardBy(features.flatMap((f) => (f.fileEventAudience ? [f.fileEventAudience] : [])));
   const maintenance = queueMaintenance(queue);
   const leftovers = leftoverSweeps(blobs, features.flatMap((f) => f.blobOwners ?? []), config, log);
   for (const jobs of [maintenance.jobs, leftovers.jobs, ...features.map((f) => f.jobs ?? {})]) worker.registerAll(jobs);

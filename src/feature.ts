@@ -10,6 +10,7 @@ import type { CdnHandlers } from './http/cdn/server.js';
 import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
 import type { BlobKeyOwner } from './blobs/sweep.js';
+import type { FileEventAudience } from './jobs/file-events.js';
 import type { Plan } from './media/plan.js';
 import type { RenderResult } from './media/render.js';
 
@@ -35,6 +36,11 @@ export interface Feature {
   blobOwners?: BlobKeyOwner[];
   /** Jobs proposed once per period by every node; the queue keeps one per period. */
   schedules?: PeriodicSchedule[];
+  /**
+   * Which file events this feature consumes (its `event.file` job handler reads them): an event
+   * no feature's audience answers yes for is not written at all (jobs/file-events.ts).
+   */
+  fileEventAudience?: FileEventAudience;
 }
 
 /**

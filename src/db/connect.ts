@@ -11,6 +11,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sq
 import { OwnSchemaIntrospector } from './own-schema-introspector.js';
 import type { Database } from './schema.js';
 import { cachingDatabase } from './statement-cache.js';
+import { WalSync } from './wal-sync.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -56,11 +57,25 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = new SQLite(path.join(opts.dataDir, 'stowage.sqlite'));
   file.pragma('journal_mode = WAL');
-  // FULL makes each commit durable: an acknowledged upload's row survives a power cut.
-  file.pragma('synchronous = FULL');
+  // Each write is still durable before its caller goes on (an acknowledged upload's row survives a
+  // power cut): the driver syncs the WAL itself, off the event loop, once the connection is free
+  // (wal-sync.ts). NORMAL keeps SQLite from doing that sync again, synchronously, at every COMMIT.
+  file.pragma('synchronous = NORMAL');
   file.pragma('busy_timeout = 10000');
   file.pragma('foreign_keys = ON');
-  return wrap(new Kysely<Database>({ dialect: new ImmediateSqliteDialect(file) }), 'sqlite');
+  // Statement journals and the small temporary b-trees of IN lists and sorts stay in memory: on
+  // disk each was a file created, written and unlinked on the main thread (SQLite is synchronous),
+  // most uploads making one. The app's queries are paged and indexed, so these stay small.
+  file.pragma('temp_store = MEMORY');
+  const wal = new WalSync(`${file.name}-wal`);
+  const db = wrap(new Kysely<Database>({ dialect: new ImmediateSqliteDialect(file, wal) }), 'sqlite');
+  return {
+    ...db,
+    close: async () => {
+      await db.close();
+      wal.close();
+    },
+  };
 }
 
 async function openPostgres(url: string, schema: string | undefined): Promise<Db> {
@@ -106,16 +121,33 @@ function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
 class ImmediateSqliteDialect extends SqliteDialect {
   private readonly cfg: SqliteDialectConfig;
 
-  constructor(private readonly file: SQLite.Database) {
-    // Statements are prepared once per SQL text (statement-cache.ts).
-    const cfg = { database: cachingDatabase(file) };
+  /** Whether the connection's current holder has run a statement that may write. */
+  private readonly writes: { pending: boolean };
+
+  constructor(
+    private readonly file: SQLite.Database,
+    private readonly wal: WalSync,
+  ) {
+    const writes = { pending: false };
+    // Statements are prepared once per SQL text (statement-cache.ts); writes are noted for the WAL sync.
+    const cfg = { database: cachingDatabase(file, () => (writes.pending = true)) };
     super(cfg);
     this.cfg = cfg;
+    this.writes = writes;
   }
 
   override createDriver(): Driver {
-    const file = this.file;
+    const { file, wal, writes } = this;
     return new (class extends SqliteDriver {
+      // A hold of the connection that wrote (an autocommit write, or a transaction with writes)
+      // waits for the WAL sync after letting the connection go, so others query meanwhile.
+      override async releaseConnection(): Promise<void> {
+        const wrote = writes.pending && !file.inTransaction;
+        if (wrote) writes.pending = false;
+        await super.releaseConnection();
+        if (wrote) await wal.sync();
+      }
+
       override async beginTransaction(connection: DatabaseConnection): Promise<void> {
         await connection.executeQuery(CompiledQuery.raw('begin immediate'));
       }

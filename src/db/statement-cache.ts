@@ -13,8 +13,17 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 /** Distinct texts are few (queries are built from fixed shapes); `in (?, ?, …)` lists vary by length. */
 export const STATEMENT_CACHE_SIZE = 500;
 
-export function cachingDatabase(file: SQLite.Database, size = STATEMENT_CACHE_SIZE): SqliteDatabase {
+/**
+ * `onWrite` is called whenever a statement that may change the database is handed out: Kysely's
+ * driver prepares each query just before running it, so that is when it runs (wal-sync.ts).
+ */
+export function cachingDatabase(file: SQLite.Database, onWrite: () => void = () => undefined, size = STATEMENT_CACHE_SIZE): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
+  const handOut = (stmt: SQLite.Statement): SQLite.Statement => {
+    // BEGIN and COMMIT count as read-only: a transaction is a write by the statements inside it.
+    if (!stmt.readonly) onWrite();
+    return stmt;
+  };
   return {
     close: () => {
       cache.clear();
@@ -26,14 +35,14 @@ export function cachingDatabase(file: SQLite.Database, size = STATEMENT_CACHE_SI
         // Most recently used last: the oldest entry is the first the map iterates.
         cache.delete(sql);
         cache.set(sql, hit);
-        return hit;
+        return handOut(hit);
       }
       const stmt = file.prepare(sql);
       if (!hit) {
         cache.set(sql, stmt);
         if (cache.size > size) cache.delete(cache.keys().next().value as string);
       }
-      return stmt;
+      return handOut(stmt);
     },
   };
 }

@@ -8,7 +8,7 @@ import { withLocalFile } from '../blobs/local-file.js';
 import type { Db } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { fileBlobKey, type AppdataEntry, type ContentInfo, type FileRecord } from '../core/file-record.js';
-import { recordEvent, type Initiator } from '../jobs/file-events.js';
+import type { Initiator } from '../jobs/file-events.js';
 import { inspectFile } from '../media/pipeline/inspect.js';
 import type { ProjectRow } from '../projects/service.js';
 import { ContentRepo } from './contents/repo.js';
@@ -136,8 +136,8 @@ export class FileRestorer {
             const blobKey = await this.contents.claim(trx, { projectId: row.projectId, sha256, size: row.size, stagedKey: row.blobKey, nowUs: row.uploadedUs });
             row = { ...row, blobKey };
             await this.repo.insert(trx, row);
-            await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
-            if (row.storedUs !== null) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
+            await this.files.events.record(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
+            if (row.storedUs !== null) await this.files.events.record(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
           }
           await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
         });

@@ -16,7 +16,7 @@ import type { SearchCursor, SearchQuery } from './search-query.js';
 import { enqueue } from '../jobs/queue.js';
 import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
-import { recordEvent, systemInitiator, type Initiator } from '../jobs/file-events.js';
+import { FileEventOutbox, systemInitiator, type Initiator } from '../jobs/file-events.js';
 import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type AppdataEntry, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid, parseUuid } from '../core/ids.js';
@@ -82,6 +82,8 @@ export class FileService {
    * committed; a failing row fails alone (group-commit.ts runs the rest again).
    */
   private readonly rowCommits: GroupCommit;
+  /** Where this service's changes write their file events (app.ts tells it who listens). */
+  readonly events = new FileEventOutbox();
 
   constructor(private readonly db: Db, readonly blobs: BlobStore) {
     this.repo = new FileRepo(db);
@@ -189,8 +191,8 @@ export class FileService {
           const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
           row = { ...row, blobKey };
           await this.repo.insert(trx, row);
-          await recordEvent(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
-          if (stored) await recordEvent(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
+          await this.events.record(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
+          if (stored) await this.events.record(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
           for (const hook of this.uploadHooks) await hook(trx, row, initiator);
           await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
         });
@@ -282,7 +284,7 @@ export class FileService {
     if (file.storedUs !== null) return file;
     const t = nowUs();
     await this.repo.update(trx, file.projectId, file.uuid, { stored_us: t });
-    await recordEvent(trx, { projectId: file.projectId, event: 'file.stored', uuid: file.uuid, initiator });
+    await this.events.record(trx, { projectId: file.projectId, event: 'file.stored', uuid: file.uuid, initiator });
     return { ...file, storedUs: t };
   }
 
@@ -303,7 +305,7 @@ export class FileService {
     const t = nowUs();
     await this.repo.update(trx, file.projectId, file.uuid, { removed_us: t, stored_us: null });
     if (file.blobKey) await enqueue(trx, { kind: BLOB_DELETE_JOB, payload: { projectId: file.projectId, uuid: file.uuid, blobKey: file.blobKey } });
-    if (event) await recordEvent(trx, { projectId: file.projectId, event, uuid: file.uuid, initiator });
+    if (event) await this.events.record(trx, { projectId: file.projectId, event, uuid: file.uuid, initiator });
     return { ...file, removedUs: t, storedUs: null };
   }
 
@@ -351,7 +353,7 @@ export class FileService {
       if (previous === clean) return { value: clean, created };
       const metadata = { ...file.metadata, [key]: clean };
       await this.repo.update(trx, projectId, file.uuid, { metadata: JSON.stringify(metadata) });
-      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous ?? null } } });
+      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous ?? null } } });
       return { value: clean, created };
     });
   }
@@ -365,7 +367,7 @@ export class FileService {
       if (previous === undefined) throw fileNotFound();
       const { [key]: _dropped, ...metadata } = file.metadata;
       await this.repo.update(trx, projectId, file.uuid, { metadata: JSON.stringify(metadata) });
-      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous } } });
+      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous } } });
     });
   }
 
@@ -388,8 +390,8 @@ export class FileService {
       const entry: AppdataEntry = { data: w.data, version: w.version, datetime_created: previous?.datetime_created ?? now, datetime_updated: now };
       const appdata = { ...file.appdata, [w.name]: entry };
       await this.repo.setAppdata(trx, projectId, file.uuid, appdata);
-      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator: w.initiator, previousValues: { appdata: { [w.name]: previous } } });
-      if (w.infected) await recordEvent(trx, { projectId, event: 'file.infected', uuid: file.uuid, initiator: w.initiator });
+      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator: w.initiator, previousValues: { appdata: { [w.name]: previous } } });
+      if (w.infected) await this.events.record(trx, { projectId, event: 'file.infected', uuid: file.uuid, initiator: w.initiator });
       if (w.remove) {
         const removed = await this.removeLocked(trx, { ...file, appdata }, w.initiator, 'file.deleted');
         removedUuid = file.uuid;
@@ -420,7 +422,7 @@ export class FileService {
       const result = diffTags(before, checkTagCount([...new Set(after)]));
       if (result.added.length === 0 && result.deleted.length === 0) return { ...result, tags: before };
       await this.repo.setTags(trx, projectId, file.uuid, result);
-      await recordEvent(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { tags: before } });
+      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { tags: before } });
       return result;
     });
   }

@@ -19,6 +19,8 @@ export function webhooksFeature(ctx: AppContext): Feature {
       'webhook.deliver': deliveryHandler(ctx, repo),
       'webhooks.prune': pruneHandler(ctx, repo),
     },
+    // The fan-out reads an event only to deliver it to the project's active subscriptions to it.
+    fileEventAudience: (db, projectId, event) => repo.anyActive(db, projectId, event),
     // First proposal a little after start (migrations done, listeners up), then once per period.
     schedules: [{ kind: 'webhooks.prune', periodMs: PRUNE_PERIOD_MS, firstAfterMs: 10_000 }],
   };

@@ -59,6 +59,19 @@ export class WebhookRepo {
   }
 
   /** Active subscriptions of a project to one event: the fan-out targets. */
+  /** Whether the project has an active subscription to the event, read through `db` (a change's transaction). */
+  async anyActive(db: DbOrTrx, projectId: number, event: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('webhooks')
+      .select('id')
+      .where('project_id', '=', projectId)
+      .where('event', '=', event)
+      .where('is_active', '=', 1)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async activeFor(projectId: number, event: string): Promise<Subscription[]> {
     const rows = await this.db
       .selectFrom('webhooks')

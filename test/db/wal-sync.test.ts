@@ -1,0 +1,90 @@
+/**
+ * SQLite commits are durable before the answer, and the disk sync that makes them so runs off the
+ * event loop (src/db/wal-sync.ts). Watched from outside with strace on the running server: which
+ * thread syncs the write-ahead log, and whether that sync finished before the answer was written.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, usingPostgres, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { restClient, uploadBase } from '../helpers/rest.js';
+
+const haveStrace = spawnSync('strace', ['-V']).status === 0;
+
+let server: TestServer;
+let keys: ProjectKeys;
+
+/** Traces the server's threads (`-f`) with file names for descriptors (`-y`) while `work` runs. */
+async function traced(pid: number, work: () => Promise<void>): Promise<string[]> {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-strace-')), 'trace.txt');
+  const strace: ChildProcess = spawn('strace', ['-f', '-y', '-s', '32', '-e', 'trace=fsync,fdatasync,write,writev', '-p', String(pid), '-o', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  strace.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  // strace says "Process N attached" once it traces the threads.
+  for (let i = 0; i < 100 && !/attached/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(err).toMatch(/attached/);
+  try {
+    await work();
+  } finally {
+    strace.kill('SIGINT');
+    await new Promise((r) => strace.once('exit', r));
+  }
+  return fs.readFileSync(out, 'utf8').split('\n');
+}
+
+/** The thread id a trace line belongs to (strace -f prefixes each line with it). */
+const tid = (line: string) => Number(/^(\d+)/.exec(line)?.[1]);
+/** Lines where a sync of the SQLite WAL finished (a whole call, or the "resumed" half). */
+const walSyncsDone = (lines: string[]) =>
+  lines.flatMap((l, i) => (/(fsync|fdatasync)\(\d+<[^>]*stowage\.sqlite-wal>\)\s*=\s*0|<\.\.\. (fsync|fdatasync) resumed>.*= 0/.test(l) && isWalLine(lines, l) ? [i] : []));
+
+/** A "resumed" line names no file: find its call's start on the same thread. */
+function isWalLine(lines: string[], line: string): boolean {
+  if (/stowage\.sqlite-wal/.test(line)) return true;
+  const t = tid(line);
+  const start = lines.slice(0, lines.indexOf(line)).reverse().find((l) => tid(l) === t && /(fsync|fdatasync)\(/.test(l));
+  return start !== undefined && /stowage\.sqlite-wal/.test(start);
+}
+
+describe.skipIf(usingPostgres() || !haveStrace)('SQLite commits: durable before the answer, synced off the event loop', () => {
+  beforeAll(async () => {
+    server = await startServer();
+    keys = await server.createProject();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('an upload: the WAL is synced by a thread-pool thread, and before the 200 is written', async () => {
+    const pid = server.child.pid as number;
+    const lines = await traced(pid, async () => {
+      const up = await uploadBase(server.upload, keys.public_key, [{ name: 'durable.txt', data: 'bytes that must survive a power cut' }]);
+      expect(up.status).toBe(200);
+    });
+    const syncs = walSyncsDone(lines);
+    expect(syncs.length).toBeGreaterThan(0);
+    // Never on the main thread (its thread id is the process id): the event loop does not wait for the disk.
+    const walSyncCalls = lines.filter((l) => /(fsync|fdatasync)\(\d+<[^>]*stowage\.sqlite-wal>/.test(l));
+    expect(walSyncCalls.map(tid).filter((t) => t === pid)).toEqual([]);
+    const answer = lines.findIndex((l) => tid(l) === pid && /write(v)?\(\d+<(TCP|socket)[^>]*>.*HTTP\/1\.1 200/.test(l));
+    expect(answer).toBeGreaterThan(-1);
+    expect(syncs[0]).toBeLessThan(answer);
+  });
+
+  it('a REST write (metadata): its commit is synced before the answer too', async () => {
+    const uuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'm.txt', data: 'm' }])).json.file as string;
+    const rest = restClient(server.rest, keys);
+    const pid = server.child.pid as number;
+    const lines = await traced(pid, async () => {
+      const put = await rest('PUT', `/files/${uuid}/metadata/colour/`, { body: JSON.stringify('blue') });
+      expect(put.status).toBe(201);
+    });
+    const syncs = walSyncsDone(lines);
+    const answer = lines.findIndex((l) => tid(l) === pid && /write(v)?\(\d+<(TCP|socket)[^>]*>.*HTTP\/1\.1 201/.test(l));
+    expect(syncs.length).toBeGreaterThan(0);
+    expect(answer).toBeGreaterThan(-1);
+    expect(syncs[0]).toBeLessThan(answer);
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * Reads a test server's metadata store from outside the server: its SQLite file (read-only, beside
+ * the running server, as another process would) or its PostgreSQL schema. For tests whose subject
+ * is what was written, not only what the API answers.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { usingPostgres, type TestServer } from './server.js';
+
+/** Rows of one SELECT; `?` placeholders on both stores. */
+export async function storeRows<T = Record<string, unknown>>(server: Pick<TestServer, 'dataDir' | 'schema'>, query: string, params: unknown[] = []): Promise<T[]> {
+  if (!usingPostgres()) {
+    const file = new Database(path.join(server.dataDir, 'stowage.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      return file.prepare(query).all(...params) as T[];
+    } finally {
+      file.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: process.env['STOWAGE_DATABASE_URL'], options: `-c search_path=${server.schema}` });
+  await client.connect();
+  try {
+    let n = 0;
+    return (await client.query(query.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
