@@ -46,22 +46,31 @@ export function answerBeforeUnreadBodies(app: FastifyInstance): void {
 
 /**
  * Node closes a `Connection: close` response's socket with destroySoon() once the answer is
- * written: here that becomes a half-close followed by a bounded wait for the client to stop.
+ * written: here that becomes a lingering close.
  */
 function lingerInsteadOfDestroy(socket: Socket): void {
-  socket.destroySoon = function lingeringClose(this: Socket): void {
-    this.end();
-    const start = this.bytesRead;
-    const deadline = Date.now() + LINGER_MS;
-    // bytesRead counts at the handle, also while the HTTP parser consumes the socket directly.
-    const timer = setInterval(() => {
-      if (this.destroyed) return clearInterval(timer);
-      if (Date.now() >= deadline || this.bytesRead - start > LINGER_BYTES) {
-        clearInterval(timer);
-        this.destroy();
-      }
-    }, 100);
-    timer.unref();
-    this.once('close', () => clearInterval(timer));
+  socket.destroySoon = function lingeringCloseOnce(this: Socket): void {
+    lingeringClose(this);
   };
+}
+
+/**
+ * Half-closes the socket (FIN after the answer), then keeps reading and discarding what the client
+ * still sends for up to LINGER_MS or LINGER_BYTES before closing it: closing at once with unread
+ * bytes would send a reset, which can discard the answer waiting in the client's receive buffer.
+ */
+export function lingeringClose(socket: Socket): void {
+  socket.end();
+  const start = socket.bytesRead;
+  const deadline = Date.now() + LINGER_MS;
+  // bytesRead counts at the handle, also while the HTTP parser consumes the socket directly.
+  const timer = setInterval(() => {
+    if (socket.destroyed) return clearInterval(timer);
+    if (Date.now() >= deadline || socket.bytesRead - start > LINGER_BYTES) {
+      clearInterval(timer);
+      socket.destroy();
+    }
+  }, 100);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
 }

@@ -17,6 +17,7 @@ import { restLimiter, throttleRest } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
+import { clientErrorHandler } from '../common/client-error.js';
 import { routeCatalog } from '../common/openapi/catalog.js';
 import { serveOpenApi } from '../common/openapi/serve.js';
 import { restDocumentInfo } from './openapi-info.js';
@@ -45,7 +46,13 @@ const isOpenRoute = (req: FastifyRequest): boolean => req.routeOptions.config?.o
 
 /** `routes`: the REST routes every feature contributes; they run after authentication. */
 export async function buildRestServer(ctx: AppContext, https: HttpsOptions | null, routes: RoutePlugin[], extras: RestExtras = {}): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024, ...(https ? { https } : {}) });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 4 * 1024 * 1024,
+    // Requests the HTTP parser refuses: answered with Connection: close (client-error.ts).
+    clientErrorHandler: clientErrorHandler((_status, message) => ({ contentType: 'application/json', body: JSON.stringify({ detail: message }) })),
+    ...(https ? { https } : {}),
+  });
   const trusted = proxyMatcher(ctx.config.trustedProxies);
   app.decorateRequest('projectId', 0);
   app.decorateRequest('apiVersion', '0.7');

@@ -3,6 +3,7 @@
  * renderer (plain text or `jsonerrors`), and one plugin per endpoint.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { clientErrorHandler } from '../common/client-error.js';
 import type { RoutePlugin } from '../../feature.js';
 import multipart from '@fastify/multipart';
 import { AppError, isAppError } from '../../core/errors.js';
@@ -30,6 +31,8 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
     routerOptions: { ignoreDuplicateSlashes: true },
     // req.ip is the client: X-Forwarded-For is read only when the peer is a configured proxy.
     trustProxy: ctx.config.trustedProxies.length > 0 ? ctx.config.trustedProxies : false,
+    // Requests the HTTP parser refuses: answered with Connection: close (client-error.ts).
+    clientErrorHandler: clientErrorHandler((_status, message) => ({ contentType: 'text/plain; charset=utf-8', body: message })),
     ...(https ? { https } : {}),
   });
   fixMultipartParserWedge();
