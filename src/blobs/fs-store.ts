@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { DigestStream } from './digest.js';
+import { streamToNewFile } from './new-file.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
@@ -41,9 +41,9 @@ export class FsBlobStore implements BlobStore {
         done(null, chunk);
       },
     });
+    // flush: fsync before close, so the bytes are on disk before the rename makes them visible.
+    await streamToNewFile(tmp, source, [meter], { flush: true });
     try {
-      // flush: fsync before close, so the bytes are on disk before the rename makes them visible.
-      await pipeline(source, meter, fs.createWriteStream(tmp, { flush: true }));
       // A full disk can fail the directory too: the temp file must not outlive the request then.
       await fsp.mkdir(path.dirname(final), { recursive: true });
       await fsp.rename(tmp, final);

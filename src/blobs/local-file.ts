@@ -4,12 +4,11 @@
  * directory (object storage), removed once `fn` settles.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { BlobNotFound, type BlobStore } from './store.js';
+import { streamToNewFile } from './new-file.js';
 
 export interface LocalCopy {
   path: string;
@@ -31,11 +30,15 @@ export async function openLocal(blobs: BlobStore, key: string, inMemory?: Buffer
   const dir = blobs.spoolDir ?? os.tmpdir();
   await fsp.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `blob-${crypto.randomBytes(8).toString('hex')}`);
-  try {
-    await (inMemory ? fsp.writeFile(tmp, inMemory, { mode: 0o600 }) : pipeline(await blobs.get(key), fs.createWriteStream(tmp, { mode: 0o600 })));
-  } catch (err) {
-    await fsp.rm(tmp, { force: true });
-    throw err;
+  if (inMemory) {
+    try {
+      await fsp.writeFile(tmp, inMemory, { mode: 0o600 });
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      throw err;
+    }
+  } else {
+    await streamToNewFile(tmp, await blobs.get(key), [], { mode: 0o600 });
   }
   return { path: tmp, release: () => fsp.rm(tmp, { force: true }) };
 }
