@@ -55,7 +55,7 @@ export class WalSync {
     const fd = await this.open();
     // No WAL file yet means nothing was ever written to it.
     if (fd === null) return;
-    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(stopNode(err)) : resolve())));
   }
 
   /**
@@ -74,4 +74,19 @@ export class WalSync {
       throw err;
     }
   }
+}
+
+/**
+ * A failed sync of the WAL stops the node, as PostgreSQL does by default: Linux reports a writeback
+ * error once and may drop the pages it could not write, so no later successful sync would prove
+ * the commits are on disk, and the callers (whose transactions did commit) must not take the
+ * failure for a rollback and write again. A restart recovers the database from what the WAL on
+ * disk holds.
+ */
+function stopNode(err: NodeJS.ErrnoException): Error {
+  const fatal = new Error(`SQLite: syncing the write-ahead log failed (${err.code ?? err.message}); stopping so that nothing is taken as durable that may not be`);
+  process.nextTick(() => {
+    throw fatal;
+  });
+  return fatal;
 }
