@@ -1,8 +1,9 @@
 /**
  * Group commit: small independent writes (a job's outcome, an attempt record) that arrive while a
  * transaction is committing are run together in the next transaction, so many writers share one
- * durable commit. On SQLite every commit is an fsync of the WAL (synchronous = FULL) and all writes
- * share one connection, so one commit per write caps the store at a few hundred writes a second.
+ * durable commit. On SQLite all writes share one connection and every transaction costs its
+ * statements, BEGIN and COMMIT on the main thread (the WAL sync itself is shared, wal-sync.ts); on
+ * PostgreSQL every commit is a round trip and a flush of the server's log.
  * A lone write waits one turn of the event loop, never for a batch to fill.
  *
  * A lone single-statement write (`statement`) runs without an explicit transaction: SQLite's
