@@ -10,7 +10,7 @@ import type { CdnHandlers } from './http/cdn/server.js';
 import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
 import type { BlobKeyOwner } from './blobs/sweep.js';
-import type { FileEventAudience } from './jobs/file-events.js';
+import type { FileEventAudience } from './jobs/event-outbox.js';
 import type { Plan } from './media/plan.js';
 import type { RenderResult } from './media/render.js';
 
@@ -38,7 +38,7 @@ export interface Feature {
   schedules?: PeriodicSchedule[];
   /**
    * Which file events this feature consumes (its `event.file` job handler reads them): an event
-   * no feature's audience answers yes for is not written at all (jobs/file-events.ts).
+   * no feature's audience answers yes for is not written at all (jobs/event-outbox.ts).
    */
   fileEventAudience?: FileEventAudience;
 }

@@ -29,7 +29,7 @@ export interface WebhookDeliveryPayload {
 }
 
 export interface JobPayloads {
-  /** A file event recorded with its change (jobs/file-events.ts); the webhooks feature fans it out. */
+  /** A file event recorded with its change (jobs/event-outbox.ts); the webhooks feature fans it out. */
   'event.file': FileEvent;
   'webhook.deliver': WebhookDeliveryPayload;
   /** Hourly: old webhook attempt records. */

@@ -1,5 +1,5 @@
 /**
- * Fan-out: one `event.file` job (written with the change, see jobs/file-events.ts) becomes one
+ * Fan-out: one `event.file` job (written with the change, see jobs/event-outbox.ts) becomes one
  * delivery job per active subscription of the project to that event. The body is built here, once,
  * and frozen in the delivery job so every retry sends the same bytes. Delivery jobs carry a unique
  * key per (event job, subscription): a fan-out retried after a crash enqueues no duplicates.

@@ -14,7 +14,7 @@ export function webhooksFeature(ctx: AppContext): Feature {
     name: 'webhooks',
     restRoutes: webhookRoutes(ctx, new WebhookService(repo)),
     jobs: {
-      // The consumer of file events (jobs/file-events.ts): fan-out to subscriptions, then one job per delivery.
+      // The consumer of file events (jobs/event-outbox.ts): fan-out to subscriptions, then one job per delivery.
       'event.file': fanOutHandler(ctx, repo),
       'webhook.deliver': deliveryHandler(ctx, repo),
       'webhooks.prune': pruneHandler(ctx, repo),

@@ -1,5 +1,5 @@
 /**
- * File events are written only when a subscription can receive them (jobs/file-events.ts): a
+ * File events are written only when a subscription can receive them (jobs/event-outbox.ts): a
  * project without webhooks pays no job per upload, and one that subscribes hears the next event.
  * The jobs table is read from the store itself: the subject is what each change writes.
  */

@@ -1,0 +1,42 @@
+/**
+ * The outbox of file events: each is written as an `event.file` job in the transaction of the
+ * change that causes it, so a committed change never loses its event and a rolled-back one never
+ * announces anything.
+ */
+import type { DbOrTrx } from '../db/connect.js';
+import type { FileEvent, FileEventName } from './file-events.js';
+import { enqueue } from './queue.js';
+
+/** Job kind the consumers (the webhooks feature's fan-out) handle. */
+const FILE_EVENT_JOB = 'event.file';
+
+/**
+ * Whether something would consume this event of this project (the webhooks feature: an active
+ * subscription to it). Read in the transaction of the change, so it sees what that change would.
+ */
+export type FileEventAudience = (db: DbOrTrx, projectId: number, event: FileEventName) => Promise<boolean>;
+
+/**
+ * Where file events are written. An event no feature would consume is not written: each one is a
+ * job inserted, claimed and completed (three durable writes), and most projects have no
+ * subscription for most events. Until the node's features are known (and in the CLI, which runs
+ * none) every event is written, so none is lost to a consumer that exists but was not asked.
+ */
+export class FileEventOutbox {
+  private audiences: FileEventAudience[] | null = null;
+
+  /** The node's consumers, once its features are built; an empty list means none will ever read. */
+  heardBy(audiences: FileEventAudience[]): void {
+    this.audiences = audiences;
+  }
+
+  async record(db: DbOrTrx, event: FileEvent): Promise<void> {
+    if (this.audiences !== null && !(await this.heard(db, event))) return;
+    await enqueue(db, { kind: FILE_EVENT_JOB, payload: event, maxAttempts: 20 });
+  }
+
+  private async heard(db: DbOrTrx, event: FileEvent): Promise<boolean> {
+    for (const audience of this.audiences ?? []) if (await audience(db, event.projectId, event.event)) return true;
+    return false;
+  }
+}
