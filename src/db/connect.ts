@@ -73,7 +73,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     ...db,
     close: async () => {
       await db.close();
-      wal.close();
+      await wal.close();
     },
   };
 }

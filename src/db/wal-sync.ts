@@ -37,10 +37,13 @@ export class WalSync {
     return this.start();
   }
 
-  close(): void {
+  /** After the database has closed: lets the syncs under way finish, then closes the file. */
+  async close(): Promise<void> {
     this.closed = true;
-    if (this.fd !== null) fs.close(this.fd, () => undefined);
+    await Promise.allSettled([this.inFlight, this.queued]);
+    const fd = this.fd;
     this.fd = null;
+    if (fd !== null) await new Promise<void>((resolve) => fs.close(fd, () => resolve()));
   }
 
   private start(): Promise<void> {
