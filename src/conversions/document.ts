@@ -93,6 +93,9 @@ export async function convertDocument(job: DocumentJob): Promise<ConvertedFile[]
   return out;
 }
 
+/** A crashed soffice is run again only if at least this much of the job's time is left. */
+const SOFFICE_RETRY_MIN_MS = 5_000;
+
 async function soffice(input: string, source: SourceDocument, format: DocumentFormat, job: DocumentJob): Promise<string> {
   const filter = FILTERS[format];
   if (!filter) throw new Error(`no LibreOffice filter for ${format}`);
@@ -100,15 +103,24 @@ async function soffice(input: string, source: SourceDocument, format: DocumentFo
   const home = path.join(job.workDir, 'home');
   await fsp.mkdir(outDir, { recursive: true });
   await fsp.mkdir(path.join(home, 'tmp'), { recursive: true });
-  const args = [
-    `-env:UserInstallation=${pathToFileURL(path.join(job.workDir, 'profile')).href}`,
+  const args = (profile: string) => [
+    `-env:UserInstallation=${pathToFileURL(path.join(job.workDir, profile)).href}`,
     '--headless', '--invisible', '--norestore', '--nolockcheck', '--nodefault', '--nologo',
     // HTML opens in Writer proper (not Writer/Web), which exports every office format.
     ...(source.name === 'html' ? ['--infilter=HTML (StarWriter)'] : []),
     '--convert-to', filter, '--outdir', outDir, input,
   ];
   const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, TMPDIR: path.join(home, 'tmp'), LANG: 'C.UTF-8' };
-  const run = await runTool('soffice', args, { timeoutMs: remaining(job.deadline), env, what: 'LibreOffice' });
+  const run = await runTool('soffice', args('profile'), { timeoutMs: remaining(job.deadline), env, what: 'LibreOffice' }).catch(async (err: unknown) => {
+    // LibreOffice now and then aborts while it starts (exit 134, "terminate called after throwing
+    // an instance of 'com::sun::star::lang::WrappedTargetRuntimeException'": seen in CI with four
+    // starting at once on a fresh machine). A crash is not the document's fault: one more try, with
+    // a fresh profile, while time is left.
+    if (!(err instanceof ToolError && err.crashed) || remaining(job.deadline) < SOFFICE_RETRY_MIN_MS) throw err;
+    await fsp.rm(outDir, { recursive: true, force: true });
+    await fsp.mkdir(outDir, { recursive: true });
+    return runTool('soffice', args('profile-retry'), { timeoutMs: remaining(job.deadline), env, what: 'LibreOffice' });
+  });
   const produced = await fsp.readdir(outDir);
   if (produced.length !== 1) {
     // soffice exits 0 when it cannot load a file; the reason is in its output.

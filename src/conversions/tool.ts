@@ -11,6 +11,8 @@ export class ToolError extends Error {
     message: string,
     /** The tool ran and failed on this input (vs. could not be started). */
     readonly inputFault: boolean,
+    /** The tool died of a signal, or aborted (exit 128 and up), on its own: not a clean refusal. */
+    readonly crashed = false,
   ) {
     super(message);
     this.name = 'ToolError';
@@ -53,7 +55,7 @@ export function runTool(cmd: string, args: string[], opts: { timeoutMs: number; 
       killGroup();
       if (timedOut) reject(new ToolError(`${opts.what} was stopped: the conversion took longer than its time limit.`, true));
       else if (code === 0) resolve({ stdout, stderr });
-      else reject(new ToolError(`${opts.what} failed${signal ? ` (${signal})` : ` (exit ${code})`}${firstLine(stderr)}`, true));
+      else reject(new ToolError(`${opts.what} failed${signal ? ` (${signal})` : ` (exit ${code})`}${firstLine(stderr)}`, true, signal !== null || (code ?? 0) >= 128));
     });
   });
 }

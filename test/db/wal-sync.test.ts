@@ -49,6 +49,8 @@ function isWalLine(lines: string[], line: string): boolean {
 }
 
 describe.skipIf(usingPostgres() || !haveStrace)('SQLite commits: durable before the answer, synced off the event loop', () => {
+  // useServer() does not fit: the suite is about SQLite's WAL and must start no server at all on
+  // PostgreSQL, where it is skipped.
   beforeAll(async () => {
     server = await startServer();
     keys = await server.createProject();
