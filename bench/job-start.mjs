@@ -2,7 +2,8 @@
 // fetch, an add-on or a conversion starts within 100 ms). Each start is seen from outside the
 // server: the origin receiving the from_url GET, a clamd stand-in accepting the add-on's
 // connection (it answers "stream: OK"; real clamd would only add its own scan time after the
-// start), and ffprobe or ffmpeg (the conversion's first tool) appearing among the server's child processes.
+// start), and ffprobe or ffmpeg (the conversion's first tool) appearing under the server (a child of its
+// launcher helper).
 // Requests go one at a time, on an otherwise idle server (SQLite unless STOWAGE_DATABASE_URL).
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -85,22 +86,32 @@ async function upload(name, bytes) {
   return (await r.json()).file;
 }
 
-/** Waits for a child process of the server whose command line matches, and answers when it appeared. */
+/** Pids of the children of `pid` (any of its threads). */
+function childrenOf(pid) {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).flatMap((task) => fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+  } catch {
+    return [];
+  }
+}
+
+function commandOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Waits for a process under the server whose command line matches, and answers when it appeared.
+ * Tools are children of the server's launcher helper (src/core/launcher/), so grandchildren count.
+ */
 async function childAppears(pattern, timeoutMs = 10_000) {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
-    for (const task of fs.readdirSync(`/proc/${s.pid}/task`)) {
-      const kids = fs.readFileSync(`/proc/${s.pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-      for (const kid of kids) {
-        const cmd = (() => {
-          try {
-            return fs.readFileSync(`/proc/${kid}/cmdline`, 'utf8');
-          } catch {
-            return '';
-          }
-        })();
-        if (pattern.test(cmd)) return performance.now();
-      }
+    for (const kid of childrenOf(s.pid)) {
+      if ([kid, ...childrenOf(kid)].some((pid) => pattern.test(commandOf(pid)))) return performance.now();
     }
     await new Promise((r) => setImmediate(r));
   }

@@ -7,6 +7,7 @@ import { baseUrls, ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, openStores } from './stores.js';
 import { OPERATOR_BOOLEANS, parseBoolean } from './core/booleans.js';
 import { isAppError } from './core/errors.js';
+import { startLauncher } from './core/launcher/launch.js';
 import { registerStorageCommands } from './cli/storage.js';
 import { registerDoctorCommand } from './cli/doctor.js';
 import { CDN_TOKEN_MAX_TTL_S } from './projects/service.js';
@@ -67,6 +68,9 @@ export function buildCli(): Command {
     .option('--only <surfaces>', 'comma-separated subset of rest,upload,cdn [STOWAGE_ONLY]')
     .option('--log-level <level>', 'pino log level [STOWAGE_LOG_LEVEL]')
     .action(async (opts: Record<string, unknown>) => {
+      // First, while this process is small: the helper that starts every tool child, so that the
+      // server never forks itself once it has grown (src/core/launcher/launch.ts).
+      startLauncher();
       const config = loadConfig(flagsOf(opts));
       // Loaded here, not at the top: the admin commands need none of the servers or features.
       const { startApp } = await import('./app.js');

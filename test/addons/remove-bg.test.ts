@@ -54,6 +54,24 @@ async function resultImage(fileId: string) {
   return { meta: { width: decoded.width, height: decoded.height, channels }, alpha, info: info.json };
 }
 
+/** Pids of the processes whose parent is `pid` (any of its threads). */
+function childrenOf(pid: number): number[] {
+  return fs.readdirSync(`/proc/${pid}/task`).flatMap((t) => fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+}
+
+const parentOf = (pid: number): number => Number(/^PPid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+
+/** Pids of the processes whose command line contains `text`. */
+function processesRunning(text: string): number[] {
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((d) => {
+    try {
+      return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(text);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
 describe('remove_bg', () => {
   it('makes a new PNG with alpha: the subject opaque, the background transparent; appdata on the source', async () => {
     const st = await removeBg(undefined);
@@ -68,6 +86,14 @@ describe('remove_bg', () => {
     for (const [x, y] of [[5, 5], [W - 5, 5], [5, H - 5], [W - 5, H - 5], [30, SUBJECT.cy], [SUBJECT.cx, 20]] as const) expect(alpha(x, y)).toBeLessThan(25);
     const source = await s.call('GET', `/files/${st.target}/?include=appdata`);
     expect(source.json.appdata.remove_bg).toMatchObject({ data: { foreground_type: 'auto' }, version: '1.0' });
+    // The model's process (idle now, kept for the next request) was started by the launcher helper,
+    // the server's only child, not forked from the server (issue #11, docs/reliability.md).
+    const server = s.server.child.pid as number;
+    const serverChildren = childrenOf(server);
+    expect(serverChildren).toHaveLength(1);
+    const model = processesRunning('remove-bg/child.js');
+    expect(model).toHaveLength(1);
+    expect(parentOf(model[0]!)).toBe(serverChildren[0]);
   }, 300_000);
 
   it('crop with crop_margin, then scale + position + channels=alpha', async () => {

@@ -20,16 +20,12 @@ import { Random, seedFromEnv } from './random.js';
 import { healthy, rssMb, rssSampler } from './server-health.js';
 
 /**
- * Cases whose fix is not on main yet (skipped; STOWAGE_RELIABILITY_UNGATE=all runs them):
- * - cdn-event-loop-stalls: starting a child process blocks the event loop for as long as the
- *   kernel takes to copy the server's page tables (fork), which grows with its RSS: 1.7 ms at
- *   45 MB, 24 ms at 570 MB, 60 ms at 1.6 GB. After a million fuzzed URLs (peak RSS 1.7 GB) the SVG
- *   sample's rasterizing, `-/json/` and detectors (each in a child process killed at its deadline)
- *   were confirmed at 58-64 ms. The earlier causes (smart_resize's hidden image, text boxes,
- *   off-image crop fills, decoders on the loop, pixels copied in one piece) are fixed; the check
- *   stays gated until children are started without a fork of the big process (docs/reliability.md).
+ * Cases whose fix is not on main yet (skipped; STOWAGE_RELIABILITY_UNGATE=all runs them): none.
+ * `cdn-event-loop-stalls` was the last: its final cause, the fork of a large server to start a
+ * child process (60 ms at 1.6 GB of RSS), is gone since tools are started by the launcher helper
+ * (src/core/launcher/, test/core/no-fork.test.ts).
  */
-const PENDING = new Set<string>(['cdn-event-loop-stalls']);
+const PENDING = new Set<string>([]);
 const pending = pendingGate(PENDING);
 
 const URL_COUNT = envNumber('STOWAGE_RELIABILITY_URLS', sized(3000, 1_000_000));

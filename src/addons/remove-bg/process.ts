@@ -2,10 +2,12 @@
  * The one remove_bg child process of a node: started on first use (the model loads once per
  * process, lazily), one request at a time, killed when a run passes its time bound or the memory
  * bound (STOWAGE_REMOVE_BG_MAX_RSS_BYTES), and stopped after a few idle minutes to give the
- * memory back. A killed child is simply started again by the next request.
+ * memory back. A killed child is simply started again by the next request. Started by the
+ * launcher helper (src/core/launcher/), never forked from the server; messages go through it.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { compiledSibling } from '../../core/compiled-path.js';
+import { launch, type Launched } from '../../core/launcher/launch.js';
 import { AddonError } from '../types.js';
 import type { RemoveBgReply, RemoveBgRequest } from './protocol.js';
 
@@ -21,8 +23,16 @@ function rssOf(pid: number): number {
   }
 }
 
+/** The running child and how to hear from it: replies and its end. */
+interface Child {
+  process: Launched;
+  exited: boolean;
+  onReply: ((reply: RemoveBgReply) => void) | null;
+  onExit: ((why: string) => void) | null;
+}
+
 export class RemoveBgProcess {
-  private child: ChildProcess | null = null;
+  private child: Child | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private idle: NodeJS.Timeout | null = null;
   private nextId = 1;
@@ -34,11 +44,13 @@ export class RemoveBgProcess {
     return turn;
   }
 
-  private spawn(): ChildProcess {
-    if (this.child && this.child.exitCode === null && this.child.signalCode === null) return this.child;
-    const child = fork(new URL('./child.js', import.meta.url), [], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('exit', () => {
+  private spawn(): Child {
+    if (this.child && !this.child.exited) return this.child;
+    const child: Child = { process: launch(process.execPath, [compiledSibling(import.meta.url, './child.js')], { inheritOutput: true, onMessage: (m) => child.onReply?.(m as RemoveBgReply) }), exited: false, onReply: null, onExit: null };
+    void child.process.exited.then((exit) => {
+      child.exited = true;
       if (this.child === child) this.child = null;
+      child.onExit?.(exit.started ? (exit.signal ?? `exit ${exit.code}`) : exit.message);
     });
     this.child = child;
     return child;
@@ -52,38 +64,37 @@ export class RemoveBgProcess {
       const finish = (err: Error | null, reply?: Extract<RemoveBgReply, { ok: true }>) => {
         clearInterval(watch);
         signal.removeEventListener('abort', onAbort);
-        child.off('message', onMessage);
-        child.off('exit', onExit);
+        child.onReply = null;
+        child.onExit = null;
         this.idle = setTimeout(() => this.stop(), IDLE_MS);
         this.idle.unref();
         if (err) reject(err);
         else resolve(reply!);
       };
       const kill = (why: string) => {
-        child.kill('SIGKILL');
+        child.process.kill('SIGKILL');
         finish(new AddonError(why));
       };
       const onAbort = () => kill('the background removal took too long (STOWAGE_ADDON_TIMEOUT_MS)');
-      const onExit = (code: number | null, sig: string | null) => finish(new Error(`the background-removal process ended (${sig ?? `exit ${code}`})`));
-      const onMessage = (reply: RemoveBgReply) => {
+      child.onExit = (why) => finish(new Error(`the background-removal process ended (${why})`));
+      child.onReply = (reply) => {
         if (reply.id !== req.id) return;
         if (reply.ok) finish(null, reply);
         else finish(new AddonError(reply.error));
       };
       const watch = setInterval(() => {
-        const rss = child.pid ? rssOf(child.pid) : 0;
+        const pid = child.process.pid;
+        const rss = pid ? rssOf(pid) : 0;
         if (rss > maxRss) kill(`the background removal used more than ${Math.round(maxRss / 1024 ** 2)} MiB (STOWAGE_REMOVE_BG_MAX_RSS_BYTES)`);
       }, RSS_CHECK_MS);
       signal.addEventListener('abort', onAbort, { once: true });
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-      child.send(req);
+      child.process.send(req);
     });
   }
 
   stop(): void {
     if (this.idle) clearTimeout(this.idle);
-    this.child?.kill('SIGTERM');
+    this.child?.process.kill('SIGTERM');
     this.child = null;
   }
 }

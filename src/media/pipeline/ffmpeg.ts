@@ -3,12 +3,12 @@
  * package `ffmpeg`). The allowed companions (preview, resize, crop, scale_crop, quality, format)
  * become an ffmpeg filter chain computed from the GIF's header size, in URL order.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { AppError } from '../../core/errors.js';
+import { launch } from '../../core/launcher/launch.js';
 import type { InputKind } from './decoders.js';
 import type { Plan } from '../plan.js';
 import { MAX_VIDEO_FRAMES, VIDEO_TIMEOUT_MS, checkInputHeader, checkOutput } from '../limits.js';
@@ -86,22 +86,14 @@ export async function renderGif2Video(source: { path: string | null }, kind: Inp
   }
 }
 
-function run(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => { if (err.length < 4000) err += d.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), VIDEO_TIMEOUT_MS);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      // Not the file's fault, nor a passing one: this node lacks an optional program (stowage doctor says so too).
-      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      reject(missing ? new AppError(501, 'NotImplemented', 'gif2video is not available on this server: ffmpeg is not installed.') : e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolvePromise();
-      else reject(new AppError(400, 'InvalidImage', `gif2video failed${signal ? ` (${signal})` : ''}: ${err.split('\n')[0] ?? ''}`));
-    });
-  });
+async function run(cmd: string, args: string[]): Promise<void> {
+  let err = '';
+  const child = launch(cmd, args, { onStderr: (d) => (err += d.toString()), maxOutputBytes: 4000 });
+  const timer = setTimeout(() => child.kill('SIGKILL'), VIDEO_TIMEOUT_MS);
+  const exit = await child.exited;
+  clearTimeout(timer);
+  // Not the file's fault, nor a passing one: this node lacks an optional program (stowage doctor says so too).
+  if (!exit.started && exit.code === 'ENOENT') throw new AppError(501, 'NotImplemented', 'gif2video is not available on this server: ffmpeg is not installed.');
+  if (!exit.started) throw new Error(`gif2video: ffmpeg could not be started (${exit.message})`);
+  if (exit.code !== 0) throw new AppError(400, 'InvalidImage', `gif2video failed${exit.signal ? ` (${exit.signal})` : ''}: ${err.split('\n')[0] ?? ''}`);
 }

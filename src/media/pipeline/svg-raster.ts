@@ -1,14 +1,14 @@
 /**
  * Rasterizing an SVG (and reading its size) in a child process (svg-raster-child.ts) that is
- * killed at the render's deadline: librsvg's parse and draw are single calls libvips' own timeout
+ * killed at the render's deadline (started by the launcher helper, not forked from the server): librsvg's parse and draw are single calls libvips' own timeout
  * cannot stop, so inside the server a hostile SVG held a libvips thread for minutes. The returned
  * promise settles only once the child has exited, so whoever bounds concurrent renders (the CDN
  * work queue) counts the child until it is gone.
  */
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { compiledSibling } from '../../core/compiled-path.js';
 import { AppError } from '../../core/errors.js';
+import { launch } from '../../core/launcher/launch.js';
 import { SVG_CHILD_HEAP_MB } from '../limits.js';
 import type { SvgHeader } from './svg-raster-child.js';
 
@@ -16,11 +16,13 @@ export type { SvgHeader };
 export interface RasterizedSvg { header: SvgHeader; png: Buffer | null }
 
 /** The compiled child next to this module (under vitest, src/ runs as TypeScript: use dist/). */
-function childFile(): string {
-  const here = new URL('./svg-raster-child.js', import.meta.url);
-  const url = import.meta.url.endsWith('.ts') ? here.href.replace(/\/src\/media\/pipeline\/svg-raster-child\.js$/, '/dist/media/pipeline/svg-raster-child.js') : here.href;
-  return fileURLToPath(url);
-}
+const childFile = (): string => compiledSibling(import.meta.url, './svg-raster-child.js');
+
+/**
+ * The child's output at most: a header line and a PNG of an image within the input pixel limit,
+ * quickly compressed (never near this in practice; a bound, not a size).
+ */
+const MAX_CHILD_OUTPUT = 1024 ** 3;
 
 /**
  * `header`: the SVG's size as librsvg reads it; `raster`: also the image at that size as PNG (the
@@ -59,45 +61,43 @@ function releaseChildSlot(): void {
   else running--;
 }
 
-function spawnSvgChild(svg: Buffer, mode: 'header' | 'raster', timeoutMs: number, onHeader: (h: SvgHeader) => void): Promise<RasterizedSvg> {
-  return new Promise<RasterizedSvg>((resolve, reject) => {
-    const child = spawn(process.execPath, [`--max-old-space-size=${SVG_CHILD_HEAP_MB}`, childFile(), mode], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    let header: SvgHeader | null = null;
-    let failure: AppError | null = null;
-    const kill = (why: AppError): void => {
-      failure ??= why;
-      child.kill('SIGKILL');
-    };
-    const timer = setTimeout(() => kill(new AppError(400, 'ProcessingTimeout', `Rasterizing this SVG took longer than ${Math.round(timeoutMs) / 1000} s.`)), Math.max(1, timeoutMs));
-    child.stdout.on('data', (chunk: Buffer) => {
-      out.push(chunk);
-      if (header) return;
-      const all = Buffer.concat(out);
-      const nl = all.indexOf(10);
-      if (nl === -1) return;
-      header = JSON.parse(all.subarray(0, nl).toString('utf8')) as SvgHeader;
-      out.length = 0;
-      if (nl + 1 < all.length) out.push(all.subarray(nl + 1));
-      try {
-        onHeader(header);
-      } catch (e) {
-        kill(e instanceof AppError ? e : new AppError(400, 'InvalidImage', String(e)));
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
+async function spawnSvgChild(svg: Buffer, mode: 'header' | 'raster', timeoutMs: number, onHeader: (h: SvgHeader) => void): Promise<RasterizedSvg> {
+  const out: Buffer[] = [];
+  let err = '';
+  let header: SvgHeader | null = null;
+  let failure: AppError | null = null;
+  const onStdout = (chunk: Buffer): void => {
+    out.push(chunk);
+    if (header) return;
+    const all = Buffer.concat(out);
+    const nl = all.indexOf(10);
+    if (nl === -1) return;
+    header = JSON.parse(all.subarray(0, nl).toString('utf8')) as SvgHeader;
+    out.length = 0;
+    if (nl + 1 < all.length) out.push(all.subarray(nl + 1));
+    try {
+      onHeader(header);
+    } catch (e) {
+      kill(e instanceof AppError ? e : new AppError(400, 'InvalidImage', String(e)));
+    }
+  };
+  const child = launch(process.execPath, [`--max-old-space-size=${SVG_CHILD_HEAP_MB}`, childFile(), mode], {
+    stdin: svg,
+    onStdout,
+    onStderr: (chunk) => {
       if (err.length < 1000) err += chunk.toString('utf8');
-    });
-    // A child killed before it read its input closes stdin under us: nothing to report.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(svg);
-    child.on('error', (e) => kill(new AppError(500, 'InternalError', `Cannot start the SVG rasterizer: ${e.message}`)));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      if (failure) return reject(failure);
-      if (code !== 0 || !header) return reject(new AppError(400, 'InvalidImage', `Cannot process this image: ${err.trim() || `SVG rasterizer exited with ${code}`}`));
-      resolve({ header, png: mode === 'raster' ? Buffer.concat(out) : null });
-    });
+    },
+    maxOutputBytes: MAX_CHILD_OUTPUT,
   });
+  function kill(why: AppError): void {
+    failure ??= why;
+    child.kill('SIGKILL');
+  }
+  const timer = setTimeout(() => kill(new AppError(400, 'ProcessingTimeout', `Rasterizing this SVG took longer than ${Math.round(timeoutMs) / 1000} s.`)), Math.max(1, timeoutMs));
+  const exit = await child.exited;
+  clearTimeout(timer);
+  if (failure) throw failure;
+  if (!exit.started) throw new AppError(500, 'InternalError', `Cannot start the SVG rasterizer: ${exit.message}`);
+  if (exit.code !== 0 || !header) throw new AppError(400, 'InvalidImage', `Cannot process this image: ${err.trim() || `SVG rasterizer exited with ${exit.code ?? exit.signal}`}`);
+  return { header, png: mode === 'raster' ? Buffer.concat(out) : null };
 }

@@ -1,10 +1,10 @@
 /**
  * `content_info.video` from ffprobe: container format, duration (ms), overall bitrate (kbit/s) and
  * every audio and video stream. ffprobe reads only what it needs of a local file (headers, the
- * index), so it is cheap for any size; it runs as a child process with a time bound, and a file it
- * cannot read simply has no video info.
+ * index), so it is cheap for any size; it runs as a child process (started by the launcher helper)
+ * with a time bound, and a file it cannot read simply has no video info.
  */
-import { execFile } from 'node:child_process';
+import { launch } from '../../core/launcher/launch.js';
 import type { VideoInfo } from '../../core/file-record.js';
 
 export const PROBE_TIMEOUT_MS = 20_000;
@@ -45,18 +45,22 @@ function frameRate(s: ProbeStream): number {
   return 0;
 }
 
-function run(path: string, timeoutMs: number): Promise<ProbeOutput | null> {
+/** ffprobe's JSON is a few KB; more than this is not a file worth describing. */
+const MAX_PROBE_OUTPUT = 4 * 1024 * 1024;
+
+async function run(path: string, timeoutMs: number): Promise<ProbeOutput | null> {
   const args = ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', path];
-  return new Promise((resolve) => {
-    execFile('ffprobe', args, { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024 }, (err, stdout) => {
-      if (err) return resolve(null);
-      try {
-        resolve(JSON.parse(stdout) as ProbeOutput);
-      } catch {
-        resolve(null);
-      }
-    });
-  });
+  const chunks: Buffer[] = [];
+  const child = launch('ffprobe', args, { onStdout: (d) => chunks.push(d), maxOutputBytes: MAX_PROBE_OUTPUT });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const exit = await child.exited;
+  clearTimeout(timer);
+  if (!exit.started || exit.code !== 0) return null;
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as ProbeOutput;
+  } catch {
+    return null;
+  }
 }
 
 /**
