@@ -11,6 +11,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sq
 import { OwnSchemaIntrospector } from './own-schema-introspector.js';
 import type { Database } from './schema.js';
 import { cachingDatabase } from './statement-cache.js';
+import { sqliteChangeStamp } from './change-stamp.js';
 import { WalSync } from './wal-sync.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -34,6 +35,12 @@ export interface Db {
   transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
   /** One round trip to the store (readiness probe). */
   ping(): Promise<void>;
+  /**
+   * A stamp of the data this node can see, read without waiting for the connection: equal stamps
+   * mean no row changed in between (db/change-stamp.ts says why). Null when the store cannot
+   * tell without a round trip (PostgreSQL): then nothing may be served from a cache of rows.
+   */
+  changeStamp(): string | null;
   close(): Promise<void>;
 }
 
@@ -71,6 +78,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const db = wrap(new Kysely<Database>({ dialect: new ImmediateSqliteDialect(file, wal) }), 'sqlite');
   return {
     ...db,
+    changeStamp: sqliteChangeStamp(file),
     close: async () => {
       await db.close();
       await wal.close();
@@ -109,6 +117,7 @@ function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
+    changeStamp: () => null,
     close: () => kysely.destroy(),
   };
 }

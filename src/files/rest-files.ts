@@ -11,7 +11,8 @@ import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import { restFileFor } from '../core/file-json-v06.js';
-import { sendJson } from '../http/common/json.js';
+import { jsonBytes, sendJson, sendJsonBytes } from '../http/common/json.js';
+import { RenderedPerRecord } from './rendered.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { jsonObject, restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
@@ -42,6 +43,9 @@ const batchJson = z.object({ status: z.literal('ok'), problems: z.record(z.strin
 
 export function fileRoutes(ctx: AppContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
+    // File info answers rendered once per record and variant: a record from the node's cache is
+    // the same object on every hit until the file changes (record-cache.ts); the URL bases are fixed.
+    const rendered = new RenderedPerRecord();
     const json = (req: FastifyRequest, f: FileRecord, extras = false) => restFileFor(req.apiVersion, f, ctx.bases, extras);
 
     restRoute(app, LIST_SPEC, async (req, reply) => {
@@ -79,7 +83,7 @@ export function fileRoutes(ctx: AppContext) {
     restRoute(app, { method: 'GET', url: '/files/:uuid/', tags: FILES, summary: "A file's info", params: fileParams, query: infoQueryV07, deferred: true, responses: { 200: { description: 'The file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
       const extras = infoExtrasOf(req.apiVersion, queryOf(req.query));
       const file = await ctx.files.get(req.projectId, uuidOf(req));
-      return sendJson(reply, 200, json(req, file, extras));
+      return sendJsonBytes(reply, 200, rendered.get(file, `${req.apiVersion}:${extras}`, () => jsonBytes(json(req, file, extras))));
     });
 
     restRoute(app, { method: 'PUT', url: '/files/:uuid/storage/', tags: FILES, summary: 'Store a file', params: fileParams, responses: { 200: { description: 'The stored file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {

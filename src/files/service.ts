@@ -11,6 +11,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import { addDeltas, adjustCounters, fileMove, fileState, type CounterDelta } from '../db/project-counters.js';
 import { FileRepo, type ListQuery, type SizeListQuery } from './repo.js';
 import { ContentRepo } from './contents/repo.js';
+import { FileRecordCache } from './record-cache.js';
 import { uuidInKey } from '../blobs/sweep.js';
 import type { SearchCursor, SearchQuery } from './search-query.js';
 import { enqueue } from '../jobs/queue.js';
@@ -83,10 +84,13 @@ export class FileService {
    * committed; a failing row fails alone (group-commit.ts runs the rest again).
    */
   private readonly rowCommits: GroupCommit;
+  /** Records of the REST reads of one file, valid while the store's change stamp holds. */
+  private readonly readCache: FileRecordCache;
   /** Where this service's changes write their file events (app.ts tells it who listens). */
   readonly events = new FileEventOutbox();
 
   constructor(private readonly db: Db, readonly blobs: BlobStore) {
+    this.readCache = new FileRecordCache(() => db.changeStamp());
     this.repo = new FileRepo(db);
     this.contents = new ContentRepo(db);
     this.rowCommits = new GroupCommit(db);
@@ -205,9 +209,10 @@ export class FileService {
     }
   }
 
-  async get(projectId: number, uuid: string): Promise<FileRecord> {
+  /** For the REST reads of one file: the record may come from this node's cache (record-cache.ts) and is frozen. */
+  async get(projectId: number, uuid: string): Promise<Readonly<FileRecord>> {
     const id = parseUuid(uuid);
-    const found = id ? await this.repo.get(projectId, id) : null;
+    const found = id ? await this.readCache.get(projectId, id, () => this.repo.get(projectId, id)) : null;
     if (!found) throw fileNotFound();
     return found;
   }

@@ -27,3 +27,27 @@ export async function storeRows<T = Record<string, unknown>>(server: Pick<TestSe
     await client.end();
   }
 }
+
+/**
+ * Runs one write on the store from outside the server, as another process would (a second node,
+ * an admin command): for tests of what the server sees of changes it did not make itself.
+ */
+export async function storeWrite(server: Pick<TestServer, 'dataDir' | 'schema'>, statement: string, params: unknown[] = []): Promise<number> {
+  if (!usingPostgres()) {
+    const file = new Database(path.join(server.dataDir, 'stowage.sqlite'), { fileMustExist: true });
+    try {
+      file.pragma('busy_timeout = 10000');
+      return file.prepare(statement).run(...params).changes;
+    } finally {
+      file.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: process.env['STOWAGE_DATABASE_URL'], options: `-c search_path=${server.schema}` });
+  await client.connect();
+  try {
+    let n = 0;
+    return (await client.query(statement.replace(/\?/g, () => `$${++n}`), params)).rowCount ?? 0;
+  } finally {
+    await client.end();
+  }
+}

@@ -13,6 +13,14 @@ import { freeBytes } from './disk-space.js';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
+/** `/healthz` or `/readyz` (a query string allowed), else null: checked without splitting every request's URL. */
+function probePath(url: string): '/healthz' | '/readyz' | null {
+  for (const path of ['/healthz', '/readyz'] as const) {
+    if (url.startsWith(path) && (url.length === path.length || url.charCodeAt(path.length) === 63 /* ? */)) return path;
+  }
+  return null;
+}
+
 const PROBE_TIMEOUT_MS = 3000;
 
 export class NodeHealth {
@@ -27,8 +35,8 @@ export class NodeHealth {
     const inner = server.listeners('request') as Listener[];
     server.removeAllListeners('request');
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-      const path = (req.url ?? '').split('?')[0];
-      if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
+      const path = probePath(req.url ?? '');
+      if (path !== null && (req.method === 'GET' || req.method === 'HEAD')) {
         void this.probe(path, res);
         return;
       }

@@ -3,8 +3,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.js';
 
 export function sendJson(reply: FastifyReply, status: number, body: unknown, contentType = 'application/json'): FastifyReply {
+  return sendJsonBytes(reply, status, jsonBytes(body), contentType);
+}
+
+/** A body as `sendJson` sends it: for answers rendered once and sent many times. */
+export function jsonBytes(body: unknown): Buffer {
+  return Buffer.from(JSON.stringify(body));
+}
+
+/** Sends JSON already rendered by `jsonBytes`. */
+export function sendJsonBytes(reply: FastifyReply, status: number, bytes: Buffer, contentType = 'application/json'): FastifyReply {
   // A Buffer, because Fastify appends "; charset=utf-8" to string bodies, which the JS SDK rejects.
-  return reply.code(status).header('content-type', contentType).send(Buffer.from(JSON.stringify(body)));
+  return reply.code(status).header('content-type', contentType).send(bytes);
 }
 
 /** The raw body captured by the buffer content parser (empty when none). */

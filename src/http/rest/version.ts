@@ -16,6 +16,16 @@ const SDK: Record<string, RestVersion> = { 'application/vnd.uploadcare-v0.7+json
 
 /** The first media type of `Accept` that names a served version, in the client's order. */
 export function parseRestVersion(accept: string | undefined, aliases: boolean): RestVersion {
+  // A client sends the same Accept on every request: the last answer is kept (errors are not).
+  if (accept === last.accept && aliases === last.aliases && last.version !== null) return last.version;
+  const version = parseAccept(accept, aliases);
+  Object.assign(last, { accept, aliases, version });
+  return version;
+}
+
+const last: { accept: string | undefined; aliases: boolean; version: RestVersion | null } = { accept: undefined, aliases: false, version: null };
+
+function parseAccept(accept: string | undefined, aliases: boolean): RestVersion {
   for (const item of (accept ?? '').split(',')) {
     const type = item.split(';')[0]?.trim().toLowerCase() ?? '';
     const version = NEUTRAL[type] ?? (aliases ? SDK[type] : undefined);

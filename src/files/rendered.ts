@@ -1,0 +1,19 @@
+/**
+ * Answers rendered once per file record and variant (API version, extras): the REST info route
+ * gets the very same record object from the node's cache (record-cache.ts) until the file changes,
+ * so rendering again would produce the same bytes. Keyed weakly by the record: an answer lives
+ * only as long as its record, and a changed file is a new record.
+ */
+import type { FileRecord } from '../core/file-record.js';
+
+export class RenderedPerRecord {
+  private readonly answers = new WeakMap<Readonly<FileRecord>, Map<string, Buffer>>();
+
+  get(file: Readonly<FileRecord>, variant: string, render: () => Buffer): Buffer {
+    let byVariant = this.answers.get(file);
+    if (byVariant === undefined) this.answers.set(file, (byVariant = new Map()));
+    let bytes = byVariant.get(variant);
+    if (bytes === undefined) byVariant.set(variant, (bytes = render()));
+    return bytes;
+  }
+}
