@@ -52,21 +52,48 @@ export function restAuthPubKey(headers: RestAuthRequest['headers']): string | nu
   return m?.[2] ?? null;
 }
 
+/** What an Authorization header says: its kind of credential, the public key and the credential. */
+export interface RestAuthHeader {
+  kind: 'signed' | 'simple';
+  pubKey: string;
+  credential: string;
+}
+
 /** Resolves to the project id, or throws the spec's 400/401 with its exact detail text. */
-export async function verifyRestAuth(req: RestAuthRequest, lookup: KeyLookup, opts: { aliases: boolean; nowMs?: number; verified?: VerifiedSignatures }): Promise<number> {
+export async function verifyRestAuth(req: RestAuthRequest, lookup: KeyLookup, opts: RestAuthOptions): Promise<number> {
+  const auth = parseRestAuth(req, opts.aliases);
+  return checkRestAuth(req, auth, await lookup(auth.pubKey), opts);
+}
+
+export interface RestAuthOptions {
+  aliases: boolean;
+  nowMs?: number;
+  verified?: VerifiedSignatures;
+}
+
+/** The header's parts, or the spec's 400/401 for a header that names no credential to check. */
+export function parseRestAuth(req: RestAuthRequest, aliases: boolean): RestAuthHeader {
   const header = single(req.headers['authorization']);
   if (!header) throw unauthorized('Authentication credentials were not provided.');
   const m = AUTHORIZATION.exec(header.trim());
   if (!m) throw unauthorized(INCORRECT);
   const [, scheme = '', pubKey = '', credential = ''] = m;
-  const kind = schemeKind(scheme, opts.aliases);
+  const kind = schemeKind(scheme, aliases);
   if (!kind) throw unauthorized(INCORRECT);
   if (kind === 'simple' && !req.secure) {
     throw new AppError(400, 'SimpleAuthOverHttp', 'Simple authentication over HTTP is forbidden. Please, use HTTPS or signed requests instead.');
   }
-  const project = await lookup(pubKey);
-  if (!project) throw unauthorized(`Public key ${pubKey} not found.`);
-  if (kind === 'simple') {
+  return { kind, pubKey, credential };
+}
+
+/**
+ * Checks a parsed header against the keys of the project it names (null: no such key), without
+ * waiting for anything: the REST server calls it directly when the keys are cached (server.ts).
+ */
+export function checkRestAuth(req: RestAuthRequest, auth: RestAuthHeader, project: { projectId: number; secrets: string[] } | null, opts: RestAuthOptions): number {
+  if (!project) throw unauthorized(`Public key ${auth.pubKey} not found.`);
+  const { credential } = auth;
+  if (auth.kind === 'simple') {
     // Compare against every key so timing does not reveal which (or whether one) matched.
     const ok = project.secrets.map((s) => safeEqual(s, credential)).some(Boolean);
     if (!ok) throw unauthorized('Secret key not found.');
@@ -74,7 +101,7 @@ export async function verifyRestAuth(req: RestAuthRequest, lookup: KeyLookup, op
   }
   const date = dateHeader(req.headers, opts.aliases);
   if (!date) throw unauthorized(INCORRECT);
-  const at = parseHttpDate(date);
+  const at = lastDate.parse(date);
   const now = opts.nowMs ?? Date.now();
   if (at === null || Math.abs(now - at) > DATE_WINDOW_MS) throw unauthorized(INCORRECT);
   const contentType = single(req.headers['content-type']) ?? '';
@@ -98,6 +125,22 @@ function schemeKind(scheme: string, aliases: boolean): 'signed' | 'simple' | nul
 function dateHeader(headers: RestAuthRequest['headers'], aliases: boolean): string | undefined {
   return (aliases ? single(headers['x-uploadcare-date']) : undefined) ?? single(headers['x-svc-date']) ?? single(headers['date']);
 }
+
+/**
+ * The last Date header parsed: an SDK signs every request of the same second with the same Date,
+ * so consecutive requests mostly repeat it (the regex and Date.UTC cost more than the compare).
+ */
+const lastDate = {
+  text: '',
+  at: null as number | null,
+  parse(text: string): number | null {
+    if (text !== this.text) {
+      this.at = parseHttpDate(text);
+      this.text = text;
+    }
+    return this.at;
+  },
+};
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 

@@ -58,8 +58,8 @@ export class ProjectService {
 
   /** The project and its active secret keys, or null for an unknown public key. */
   async lookup(pubKey: string): Promise<{ project: ProjectRow; secrets: string[] } | null> {
-    const hit = this.cache.get(pubKey);
-    if (hit && Date.now() - hit.at < this.cacheMs) return hit;
+    const hit = this.cached(pubKey);
+    if (hit) return hit;
     const project = await this.repo.byPubKey(pubKey);
     if (!project) return null;
     const secrets = (await this.repo.secrets(project.id)).map((s) => s.secret);
@@ -67,6 +67,12 @@ export class ProjectService {
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(pubKey, entry);
     return entry;
+  }
+
+  /** What `lookup` would answer from the cache alone, without a promise; undefined when it would read the store. */
+  cached(pubKey: string): { project: ProjectRow; secrets: string[] } | undefined {
+    const hit = this.cache.get(pubKey);
+    return hit && Date.now() - hit.at < this.cacheMs ? hit : undefined;
   }
 
   /**

@@ -9,6 +9,8 @@ export type Decision = { allowed: true } | { allowed: false; retryAfterS: number
 export interface RateLimiter {
   /** Spends one request for `key` now; when refused, says how many whole seconds until one is free. */
   take(key: string): Promise<Decision>;
+  /** The same without a promise, offered by limiters that decide in process (no Redis round trip). */
+  takeNow?(key: string): Decision;
 }
 
 export interface BucketOptions {
@@ -27,7 +29,8 @@ interface Bucket {
   atMs: number;
 }
 
-const ALWAYS: RateLimiter = { take: async () => ({ allowed: true }) };
+const ALLOWED: Decision = { allowed: true };
+const ALWAYS: RateLimiter = { take: async () => ALLOWED, takeNow: () => ALLOWED };
 
 export function createLimiter(opts: BucketOptions): RateLimiter {
   return opts.perSec > 0 ? new TokenBucketLimiter(opts) : ALWAYS;
@@ -45,12 +48,16 @@ export class TokenBucketLimiter implements RateLimiter {
   }
 
   async take(key: string): Promise<Decision> {
+    return this.takeNow(key);
+  }
+
+  takeNow(key: string): Decision {
     const now = this.now();
     const b = this.refill(this.buckets.get(key), now);
     if (b.tokens >= 1) {
       b.tokens -= 1;
       this.remember(key, b, now);
-      return { allowed: true };
+      return ALLOWED;
     }
     this.remember(key, b, now);
     // Whole seconds, at least 1: clients sleep Retry-After seconds, and 0 would make them hammer us.

@@ -13,6 +13,7 @@ import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import client from 'prom-client';
 import type { Logger } from 'pino';
+import { RequestDurations } from './request-durations.js';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 export type Surface = 'rest' | 'upload' | 'cdn';
@@ -29,7 +30,7 @@ const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export class NodeMetrics {
   readonly registry = new client.Registry();
-  private readonly duration: client.Histogram<'surface' | 'route' | 'status'>;
+  private readonly duration: RequestDurations;
   private readonly uploadBytes: client.Counter;
   private readonly idPrefix = crypto.randomBytes(4).toString('hex');
   private seq = 0;
@@ -39,12 +40,11 @@ export class NodeMetrics {
     private readonly expose: boolean,
   ) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'stowage_' });
-    this.duration = new client.Histogram({
+    this.duration = new RequestDurations({
       name: 'stowage_http_request_duration_seconds',
       help: 'HTTP requests by surface, route and status: count and latency until the response ended',
-      labelNames: ['surface', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [this.registry],
+      registry: this.registry,
     });
     this.uploadBytes = this.counter('stowage_upload_received_bytes_total', 'Bytes received on Upload API connections (request lines, headers and bodies)');
   }
@@ -88,7 +88,7 @@ export class NodeMetrics {
       const socket = req.socket as CountedSocket | null;
       res.once('close', () => {
         const route = (res as Labeled)[ROUTE] ?? (surface === 'cdn' ? cdnRoute(req.url ?? '') : 'unmatched');
-        this.duration.observe({ surface, route, status: res.statusCode }, (performance.now() - started) / 1000);
+        this.duration.record(surface, route, res.statusCode, (performance.now() - started) / 1000);
         if (surface === 'upload' && socket) this.countReceived(socket);
         if (this.log.isLevelEnabled('debug')) {
           this.log.debug({ reqId: id, surface, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');

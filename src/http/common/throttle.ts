@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../core/errors.js';
 import type { AppContext } from '../../context.js';
-import type { RateLimiter } from '../../throttle/limiter.js';
+import type { Decision, RateLimiter } from '../../throttle/limiter.js';
 import { nodeLimiter } from '../../throttle/redis.js';
 import { sdkHeaderKey } from '../upload/params.js';
 
@@ -35,7 +35,22 @@ export function uploadLimiters(ctx: AppContext): UploadLimiters {
 
 /** REST: runs after authentication, so the bucket is the project's. */
 export async function throttleRest(limiter: RateLimiter, projectId: number): Promise<void> {
-  const d = await limiter.take(`rest:${projectId}`);
+  restDecision(await limiter.take(restBucket(projectId)));
+}
+
+/**
+ * `throttleRest` without a promise when the limiter decides in process: true when the request may
+ * go on, false when only `throttleRest` can tell (Redis); throws the 429.
+ */
+export function throttleRestNow(limiter: RateLimiter, projectId: number): boolean {
+  if (!limiter.takeNow) return false;
+  restDecision(limiter.takeNow(restBucket(projectId)));
+  return true;
+}
+
+const restBucket = (projectId: number) => `rest:${projectId}`;
+
+function restDecision(d: Decision): void {
   if (!d.allowed) {
     throw new AppError(429, 'Throttled', `Request was throttled. Expected available in ${d.retryAfterS} seconds.`, { 'retry-after': String(d.retryAfterS) });
   }

@@ -5,7 +5,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { BodyError, isAppError } from '../../core/errors.js';
 import { parseRestVersion, type RestVersion } from './version.js';
-import { restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
+import { checkRestAuth, parseRestAuth, restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
 import { VerifiedSignatures } from '../../auth/verified-signatures.js';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../projects/service.js';
@@ -13,7 +13,7 @@ import { rawBody, sendJson } from '../common/json.js';
 import { isDirectLoopback, isSecure, proxyMatcher } from '../common/trust.js';
 import type { RestSessionAuth, RoutePlugin } from '../../feature.js';
 import type { HttpsOptions } from '../common/tls.js';
-import { restLimiter, throttleRest } from '../common/throttle.js';
+import { restLimiter, throttleRest, throttleRestNow } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
@@ -103,12 +103,42 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     // key to look up, and the check answers the spec's 401.
     req.projectId = pubKey === null ? await check(null) : await ctx.projects.withKeys(pubKey, check);
   };
+  /**
+   * The common case, decided without a promise: a signed request of a project whose keys this node
+   * has cached, verified against them. Null when that does not apply or the check fails: the full
+   * `authenticate` then answers (reading keys afresh first, so a key added elsewhere still works).
+   */
+  const cachedSignedProject = (req: FastifyRequest): number | null => {
+    const authReq = { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure: false };
+    try {
+      const auth = parseRestAuth(authReq, ctx.config.sdkAliases);
+      const found = auth.kind === 'signed' ? ctx.projects.cached(auth.pubKey) : undefined;
+      if (!found) return null;
+      return checkRestAuth(authReq, auth, { projectId: found.project.id, secrets: found.secrets }, { aliases: ctx.config.sdkAliases, verified });
+    } catch {
+      return null;
+    }
+  };
   // Then per-project throttling, once authentication has named the project: one hook for both.
+  // Callback-style: the common request (cached keys, in-process limiter) passes without a promise
+  // or a microtask turn; anything else takes the full path.
   const limiter = restLimiter(ctx);
-  app.addHook('preHandler', async (req) => {
-    if (isOpenRoute(req)) return;
-    await authenticate(req);
-    await throttleRest(limiter, req.projectId);
+  app.addHook('preHandler', (req, _reply, done) => {
+    if (isOpenRoute(req)) return done();
+    let known: number | null = null;
+    try {
+      req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
+      known = req.headers.authorization === undefined ? null : cachedSignedProject(req);
+      if (known !== null) {
+        req.projectId = known;
+        if (throttleRestNow(limiter, known)) return done();
+      }
+    } catch (err) {
+      return done(err as Error);
+    }
+    (known !== null ? Promise.resolve() : authenticate(req))
+      .then(() => throttleRest(limiter, req.projectId))
+      .then(() => done(), done);
   });
 
   app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: 'Not found.' }));
