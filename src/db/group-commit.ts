@@ -10,6 +10,11 @@
  * better-sqlite3 waits for a lock synchronously, so a transaction held open across an await could
  * stall a second connection of the same process (tests open several).
  *
+ * Writes of one shape (`merged`: job completions) are also run as one statement per batch: on
+ * PostgreSQL each statement is a round trip, and a burst of webhook deliveries completed about
+ * four jobs per commit, one UPDATE each. The merged statement runs where the batch's next plain
+ * write would, or at its end, so a write queued after a merged one (a claim) still sees it done.
+ *
  * Each write still resolves only after its transaction committed. If one write of a batch fails,
  * the batch's transaction rolls back and every write of it is run again alone, so only the
  * failing one fails (writes must therefore be safe to run twice until committed, as plain
@@ -22,13 +27,57 @@ import type { Database } from './schema.js';
 type Write<T> = (trx: Transaction<Database>) => Promise<T>;
 type Statement<T> = (db: Kysely<Database>) => Promise<T>;
 
+/**
+ * One statement doing the work of several writes of one shape: called with the arguments of every
+ * such write of a batch, it returns one result per argument, in their order.
+ */
+export type MergedStatement<A, R> = (db: Kysely<Database>, args: readonly A[]) => Promise<R[]>;
+
+/**
+ * A write of one shape, given as its merged statement and its argument (`mergedWrite`): joins the
+ * batch's other writes of that shape. Order against the batch's plain writes is kept as for
+ * `merged`; against other writes of the same item it is not (they must not depend on each other).
+ */
+export interface MergedWrite {
+  readonly statement: MergedStatement<unknown, unknown>;
+  readonly arg: unknown;
+}
+
+/** What runs before an item's own write: plain writes, or writes merged with others of their shape. */
+export type BeforeWrite = Write<unknown> | MergedWrite;
+
+export function mergedWrite<A>(statement: MergedStatement<A, unknown>, arg: A): MergedWrite {
+  // The statement is only ever called with arguments given with it (runBatch groups by statement).
+  return { statement: statement as MergedStatement<unknown, unknown>, arg };
+}
+
+/** Runs one write of `before` alone in `trx`. */
+export async function runWrite(trx: Transaction<Database>, write: BeforeWrite): Promise<void> {
+  if (typeof write === 'function') await write(trx);
+  else await write.statement(trx, [write.arg]);
+}
+
+interface Merge extends MergedWrite {
+  /** Writes of this item that run before its part of the merged statement (in the same transaction). */
+  before: readonly BeforeWrite[];
+}
+
 interface Pending {
+  /** The item alone, in a transaction of its own (a failed batch's second pass). */
   write: Write<unknown>;
   /** Set for a single-statement write: it may run alone outside a transaction. */
   statement: Statement<unknown> | null;
+  /** Set for a write that joins its batch's merged statement of the same shape. */
+  merge: Merge | null;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
+
+/** Merged statements collected in a batch, waiting for the next plain write or the batch's end. */
+type MergeGroups = Map<MergedStatement<unknown, unknown>, { at: number[]; args: unknown[] }>;
+
+/** Index of a merged write whose result nobody waits for (a `before` write). */
+const UNAWAITED = -1;
 
 export class GroupCommit {
   private pending: Pending[] = [];
@@ -45,17 +94,34 @@ export class GroupCommit {
 
   /** Runs `write` in a transaction, shared with the writes that arrive meanwhile. */
   run<T>(write: Write<T>): Promise<T> {
-    return this.push(write, null);
+    return this.push({ write, statement: null, merge: null });
   }
 
   /** The same for a write of one statement. */
   statement<T>(write: Statement<T>): Promise<T> {
-    return this.push(write, write);
+    return this.push({ write, statement: write, merge: null });
   }
 
-  private push<T>(write: Write<T>, statement: Statement<T> | null): Promise<T> {
+  /**
+   * `statement` for `arg`, merged with the batch's other calls with the same `statement` function
+   * into one execution; `before` runs first, in the same transaction.
+   */
+  merged<A, R>(statement: MergedStatement<A, R>, arg: A, before: readonly BeforeWrite[] = []): Promise<R> {
+    const one = async (db: Kysely<Database>): Promise<R> => {
+      const [result] = await statement(db, [arg]);
+      return result as R;
+    };
+    const write: Write<R> = async (trx) => {
+      for (const w of before) await runWrite(trx, w);
+      return one(trx);
+    };
+    const merge: Merge = { statement: statement as MergedStatement<unknown, unknown>, arg, before };
+    return this.push({ write, statement: before.length === 0 ? one : null, merge });
+  }
+
+  private push<T>(item: Omit<Pending, 'resolve' | 'reject'>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ write, statement, resolve: (v) => resolve(v as T), reject });
+      this.pending.push({ ...item, resolve: (v) => resolve(v as T), reject });
       if (this.flushing) return;
       this.flushing = true;
       // One turn of the event loop first: writes whose I/O is already done (answers that arrived
@@ -74,11 +140,7 @@ export class GroupCommit {
           continue;
         }
         try {
-          const results = await this.db.transaction().execute(async (trx) => {
-            const out: unknown[] = [];
-            for (const p of batch) out.push(await p.write(trx));
-            return out;
-          });
+          const results = await this.db.transaction().execute((trx) => runBatch(trx, batch));
           batch.forEach((p, i) => p.resolve(results[i]));
         } catch {
           for (const p of batch) {
@@ -94,4 +156,42 @@ export class GroupCommit {
       this.flushing = false;
     }
   }
+}
+
+/** Runs a batch in order in `trx`; merged writes run as one statement per shape before the next plain write. */
+async function runBatch(trx: Transaction<Database>, batch: readonly Pending[]): Promise<unknown[]> {
+  const results: unknown[] = new Array(batch.length);
+  const groups: MergeGroups = new Map();
+  for (const [i, p] of batch.entries()) {
+    if (!p.merge) {
+      await runMerged(trx, groups, results);
+      results[i] = await p.write(trx);
+      continue;
+    }
+    for (const w of p.merge.before) {
+      if (typeof w === 'function') await w(trx);
+      else join(groups, w, UNAWAITED);
+    }
+    join(groups, p.merge, i);
+  }
+  await runMerged(trx, groups, results);
+  return results;
+}
+
+function join(groups: MergeGroups, write: MergedWrite, at: number): void {
+  const group = groups.get(write.statement) ?? { at: [], args: [] };
+  group.at.push(at);
+  group.args.push(write.arg);
+  groups.set(write.statement, group);
+}
+
+async function runMerged(trx: Transaction<Database>, groups: MergeGroups, results: unknown[]): Promise<void> {
+  for (const [statement, { at, args }] of groups) {
+    const out = await statement(trx, args);
+    if (out.length !== args.length) throw new Error(`merged statement returned ${out.length} results for ${args.length} writes`);
+    at.forEach((index, k) => {
+      if (index !== UNAWAITED) results[index] = out[k];
+    });
+  }
+  groups.clear();
 }

@@ -24,6 +24,13 @@ export type FileEventAudience = (db: DbOrTrx, projectId: number, event: FileEven
  */
 export class FileEventOutbox {
   private audiences: FileEventAudience[] | null = null;
+  /**
+   * Per transaction, the (project, event) pairs already known to have an audience: a batch store
+   * of 100 files asked the same question 100 times, a round trip each on PostgreSQL. Only a yes is
+   * remembered: an audience that goes away meanwhile costs one event the fan-out drops, while a
+   * remembered no could miss a subscription committed during the transaction.
+   */
+  private readonly heardIn = new WeakMap<DbOrTrx, Set<string>>();
 
   /** The node's consumers, once its features are built; an empty list means none will ever read. */
   heardBy(audiences: FileEventAudience[]): void {
@@ -36,7 +43,14 @@ export class FileEventOutbox {
   }
 
   private async heard(db: DbOrTrx, event: FileEvent): Promise<boolean> {
-    for (const audience of this.audiences ?? []) if (await audience(db, event.projectId, event.event)) return true;
+    const key = `${event.projectId} ${event.event}`;
+    const known = db.isTransaction ? this.heardIn.get(db) : undefined;
+    if (known?.has(key)) return true;
+    for (const audience of this.audiences ?? []) {
+      if (!(await audience(db, event.projectId, event.event))) continue;
+      if (db.isTransaction) this.heardIn.set(db, (known ?? new Set<string>()).add(key));
+      return true;
+    }
     return false;
   }
 }

@@ -14,7 +14,7 @@
  */
 import { PostgresAdapter, sql, type Kysely, type RawBuilder, type Selectable, type Transaction, type Updateable } from 'kysely';
 import type { Db, DbOrTrx, Dialect } from '../db/connect.js';
-import { GroupCommit } from '../db/group-commit.js';
+import { GroupCommit, runWrite, type BeforeWrite, type MergedStatement } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
 import { nowUs } from '../core/time.js';
 import type { JobKind, JobPayloads } from './kinds.js';
@@ -62,32 +62,55 @@ export const DEFAULT_MAX_ATTEMPTS = 10;
  * run did still happened), and possibly twice until committed (see db/group-commit.ts): inserts
  * and writes guarded by a unique key qualify.
  */
-export type OutcomeWrite = (trx: Transaction<Database>) => Promise<void>;
+export type OutcomeWrite = ((trx: Transaction<Database>) => Promise<void>) | BeforeWrite;
 
 /**
  * Writes a job. Due jobs wake the workers: at once in this process (see jobs/wake.ts for why that
  * is after the commit on SQLite), and through NOTIFY — delivered at commit — on PostgreSQL.
  */
 export async function enqueue<K extends JobKind>(db: DbOrTrx, opts: EnqueueOptions<K>): Promise<void> {
+  await enqueueMany(db, [opts]);
+}
+
+/**
+ * Writes several jobs in one INSERT (a fan-out's deliveries: one round trip instead of one each),
+ * then wakes the workers for each kind due now, as `enqueue`.
+ */
+export async function enqueueMany<K extends JobKind>(db: DbOrTrx, jobs: readonly EnqueueOptions<K>[]): Promise<void> {
+  if (jobs.length === 0) return;
   const now = nowUs();
-  const runAtUs = opts.runAtUs ?? now;
-  const values = {
+  const rows = jobs.map((opts) => ({
     kind: opts.kind,
     payload: JSON.stringify(opts.payload ?? null),
-    run_at_us: runAtUs,
+    run_at_us: opts.runAtUs ?? now,
     max_attempts: opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     unique_key: opts.uniqueKey ?? null,
     fair_key: opts.fairKey ?? null,
     created_us: now,
-  };
-  let q = db.insertInto('jobs').values(values);
-  if (opts.uniqueKey) q = q.onConflict((oc) => oc.column('unique_key').doNothing());
+  }));
+  let q = db.insertInto('jobs').values(rows);
+  // A repeat of a unique key (a fan-out run again) is dropped, the rest of the rows still written.
+  if (rows.some((r) => r.unique_key !== null)) q = q.onConflict((oc) => oc.column('unique_key').doNothing());
   await q.execute();
-  if (runAtUs > now) return;
+  const due = new Set(rows.filter((r) => r.run_at_us <= now).map((r) => r.kind));
+  for (const kind of due) await wake(db, kind);
+}
+
+/**
+ * Transactions that already sent a NOTIFY for a kind. PostgreSQL folds the identical
+ * notifications of a transaction into one anyway, but each pg_notify is a round trip: a batch
+ * store of 100 files sent 100, and a group commit of fan-outs one per delivery job.
+ */
+const notifiedIn = new WeakMap<DbOrTrx, Set<string>>();
+
+async function wake(db: DbOrTrx, kind: string): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  // Notifications of one transaction with the same payload are folded into one by PostgreSQL.
-  if (postgres) await sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema() || ' ' || ${opts.kind}::text)`.execute(db);
-  if (!postgres || !db.isTransaction) localEnqueues.emit(opts.kind);
+  if (postgres) {
+    const sent = db.isTransaction ? (notifiedIn.get(db) ?? new Set<string>()) : null;
+    if (!sent?.has(kind)) await sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema() || ' ' || ${kind}::text)`.execute(db);
+    if (sent) notifiedIn.set(db, sent.add(kind));
+  }
+  if (!postgres || !db.isTransaction) localEnqueues.emit(kind);
 }
 
 type JobRow = Selectable<Database['jobs']>;
@@ -262,10 +285,11 @@ export class JobQueue {
 
   /**
    * Marks the job done, committing `alongside` in the same transaction. False when the claim was
-   * lost (someone else holds the job now).
+   * lost (someone else holds the job now). The completions of a group commit's batch are one
+   * statement (completeClaims): one round trip for the batch on PostgreSQL instead of one per job.
    */
   async complete(job: ClaimedJob, alongside: readonly OutcomeWrite[] = []): Promise<boolean> {
-    return this.fenced(job, { state: 'done', lease_until_us: null, last_error: null }, alongside);
+    return this.writes.merged(completeClaims, job, alongside);
   }
 
   /**
@@ -289,7 +313,7 @@ export class JobQueue {
   private async fenced(job: ClaimedJob, set: Updateable<Database['jobs']>, alongside: readonly OutcomeWrite[]): Promise<boolean> {
     if (alongside.length === 0) return this.writes.statement((db) => fencedUpdate(db, job, set));
     return this.writes.run(async (trx) => {
-      for (const write of alongside) await write(trx);
+      for (const write of alongside) await runWrite(trx, write);
       return fencedUpdate(trx, job, set);
     });
   }
@@ -338,6 +362,27 @@ async function fencedUpdate(db: DbOrTrx, job: ClaimedJob, set: Updateable<Databa
     .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
+
+/**
+ * Marks every job of `jobs` done that still carries its claim (fenced like fencedUpdate), in one
+ * UPDATE; true for each one it marked. The list is padded to a power of two with repeats of its
+ * last claim (a repeated term matches the same row) so that few distinct SQL texts exist: SQLite
+ * keeps a prepared statement per text (statement-cache.ts).
+ */
+const completeClaims: MergedStatement<ClaimedJob, boolean> = async (db, jobs) => {
+  const terms = [...jobs];
+  while (terms.length & (terms.length - 1)) terms.push(jobs[jobs.length - 1]!);
+  const rows = await db
+    .updateTable('jobs')
+    .set({ state: 'done', lease_until_us: null, last_error: null })
+    .where('state', '=', 'pending')
+    .where((eb) => eb.or(terms.map((j) => eb.and([eb('id', '=', j.id), eb('locked_by', '=', j.lockedBy), eb('attempts', '=', j.attempt)]))))
+    .returning(['id', 'locked_by', 'attempts'])
+    .execute();
+  const claim = (id: number, lockedBy: string | null, attempts: number) => `${id}:${attempts}:${lockedBy ?? ''}`;
+  const done = new Set(rows.map((r) => claim(Number(r.id), r.locked_by, Number(r.attempts))));
+  return jobs.map((j) => done.has(claim(j.id, j.lockedBy, j.attempt)));
+};
 
 /** Rows are claimed by kind, so a row's payload is its kind's (written by the typed `enqueue`). */
 function toClaimed(r: JobRow): ClaimedJob {

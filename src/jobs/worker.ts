@@ -10,6 +10,7 @@ import os from 'node:os';
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { JobKind, JobPayloads } from './kinds.js';
+import { mergedWrite, type MergedStatement } from '../db/group-commit.js';
 import { backoffMs, type ClaimedJob, type JobQueue, type OutcomeWrite } from './queue.js';
 import { localEnqueues } from './wake.js';
 
@@ -17,6 +18,11 @@ import { localEnqueues } from './wake.js';
 export interface JobOutcome {
   /** Commits `write` in the transaction that records the job done, retried or dead. */
   alongside(write: OutcomeWrite): void;
+  /**
+   * The same for a write of one shape: the outcomes committed together run `statement` once for
+   * all their `arg`s (the attempt records of a batch of deliveries: one INSERT, one round trip).
+   */
+  alongsideMerged<A>(statement: MergedStatement<A, unknown>, arg: A): void;
 }
 
 export interface JobHandler<K extends JobKind = JobKind> {
@@ -232,7 +238,10 @@ export class Worker {
     const alongside: OutcomeWrite[] = [];
     try {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-      await handler.run(job.payload, job, { alongside: (write) => void alongside.push(write) });
+      await handler.run(job.payload, job, {
+        alongside: (write) => void alongside.push(write),
+        alongsideMerged: (statement, arg) => void alongside.push(mergedWrite(statement, arg)),
+      });
       clearInterval(heartbeat);
       const recorded = this.queue.complete(job, alongside);
       release();

@@ -19,7 +19,8 @@ import { backoffMs } from '../jobs/queue.js';
 import { JobGiveUpError, JobRetryLaterError, type JobHandler } from '../jobs/worker.js';
 import { OutboundClient } from '../net/outbound.js';
 import { TargetBreakers } from './breaker.js';
-import type { NewDelivery, WebhookRepo } from './repo.js';
+import { insertDeliveries, type NewDelivery } from './repo.js';
+import type { SubscriptionReads } from './subscription-reads.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
 const EXCERPT_BYTES = 1024;
@@ -40,7 +41,7 @@ interface Attempt {
   permanent: boolean;
 }
 
-export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'webhook.deliver'> {
+export function deliveryHandler(ctx: AppContext, subscriptions: SubscriptionReads): JobHandler<'webhook.deliver'> {
   const cfg = ctx.config;
   const client = new OutboundClient({
     allowCidrs: cfg.outboundAllow,
@@ -70,9 +71,9 @@ export function deliveryHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<
     perKeyLimit: cfg.webhookConcurrencyPerProject,
     async run(d, job, outcome): Promise<void> {
       // The attempt record is committed with the job's outcome (one commit per delivery, shared
-      // by the deliveries finishing together).
-      const record = (attempt: NewDelivery) => outcome.alongside((trx) => repo.recordDelivery(attempt, trx));
-      const sub = await repo.get(d.projectId, d.subscriptionId);
+      // by the deliveries finishing together, and one INSERT for the records of that commit).
+      const record = (attempt: NewDelivery) => outcome.alongsideMerged(insertDeliveries, attempt);
+      const sub = await subscriptions.get(d.projectId, d.subscriptionId);
       // Unsubscribed or deactivated since the event: the user no longer wants it.
       if (!sub || !sub.isActive) return;
       const giveUpAtUs = d.eventUs + cfg.webhookRetryForMs * 1000;

@@ -7,10 +7,10 @@
 import type { AppContext } from '../context.js';
 import { nowUs } from '../core/time.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
-import { enqueue } from '../jobs/queue.js';
+import { enqueueMany } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { buildPayload } from './payload.js';
-import type { WebhookRepo } from './repo.js';
+import type { SubscriptionReads } from './subscription-reads.js';
 
 /**
  * Fan-outs running at once on a node, in a lane of their own. A fan-out is a few reads and one
@@ -27,14 +27,14 @@ const DELIVERY_MAX_ATTEMPTS = 1000;
 /** Deliveries of one project share its concurrency limit (webhookConcurrencyPerProject). */
 export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
-export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'event.file'> {
+export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads): JobHandler<'event.file'> {
   return {
     // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
     // quick pick-up after a crash.
     leaseMs: 10_000,
     concurrency: FAN_OUT_CONCURRENCY,
     async run(event, job, outcome): Promise<void> {
-      const subs = await repo.activeFor(event.projectId, event.event);
+      const subs = await subscriptions.activeFor(event.projectId, event.event);
       if (subs.length === 0) return;
       const [file, project] = await Promise.all([ctx.files.find(event.projectId, event.uuid), ctx.projects.byId(event.projectId)]);
       if (!file || !project) {
@@ -49,17 +49,19 @@ export function fanOutHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'e
       // Committed with this job's completion: one commit per event, shared by concurrent events
       // (a burst of events is a burst of small writes). Should the fan-out run again after a
       // crash, the unique keys drop the repeats.
-      outcome.alongside(async (trx) => {
-        for (const delivery of deliveries) {
-          await enqueue(trx, {
-            kind: 'webhook.deliver',
+      // One INSERT for all of them.
+      outcome.alongside((trx) =>
+        enqueueMany(
+          trx,
+          deliveries.map((delivery) => ({
+            kind: 'webhook.deliver' as const,
             payload: delivery,
             uniqueKey: `deliver:${job.id}:${delivery.subscriptionId}`,
             maxAttempts: DELIVERY_MAX_ATTEMPTS,
             fairKey: deliveryFairKey(event.projectId),
-          });
-        }
-      });
+          })),
+        ),
+      );
     },
   };
 }

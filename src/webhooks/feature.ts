@@ -6,17 +6,20 @@ import { fanOutHandler } from './dispatch.js';
 import { deliveryHandler } from './deliver.js';
 import { pruneHandler, PRUNE_PERIOD_MS } from './maintenance.js';
 import { WebhookRepo } from './repo.js';
+import { SubscriptionReads } from './subscription-reads.js';
 import { WebhookService } from './service.js';
 
 export function webhooksFeature(ctx: AppContext): Feature {
   const repo = new WebhookRepo(ctx.db);
+  // Shared by the fan-outs and the deliveries: jobs starting together read in one query.
+  const subscriptions = new SubscriptionReads(repo);
   return {
     name: 'webhooks',
     restRoutes: webhookRoutes(ctx, new WebhookService(repo)),
     jobs: {
       // The consumer of file events (jobs/event-outbox.ts): fan-out to subscriptions, then one job per delivery.
-      'event.file': fanOutHandler(ctx, repo),
-      'webhook.deliver': deliveryHandler(ctx, repo),
+      'event.file': fanOutHandler(ctx, subscriptions),
+      'webhook.deliver': deliveryHandler(ctx, subscriptions),
       'webhooks.prune': pruneHandler(ctx, repo),
     },
     // The fan-out reads an event only to deliver it to the project's active subscriptions to it.

@@ -1,5 +1,6 @@
 /** Queries of the webhooks tables: subscriptions and delivery-attempt records. */
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { MergedStatement } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables/webhooks.js';
@@ -58,7 +59,6 @@ export class WebhookRepo {
     return r ? toSubscription(r) : null;
   }
 
-  /** Active subscriptions of a project to one event: the fan-out targets. */
   /** Whether the project has an active subscription to the event, read through `db` (a change's transaction). */
   async anyActive(db: DbOrTrx, projectId: number, event: string): Promise<boolean> {
     const row = await db
@@ -72,15 +72,10 @@ export class WebhookRepo {
     return row !== undefined;
   }
 
-  async activeFor(projectId: number, event: string): Promise<Subscription[]> {
-    const rows = await this.db
-      .selectFrom('webhooks')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .where('event', '=', event)
-      .where('is_active', '=', 1)
-      .orderBy('id')
-      .execute();
+  /** Active subscriptions of the projects, to any event (the fan-outs' reads, subscription-reads.ts). */
+  async activeOf(projectIds: readonly number[]): Promise<Subscription[]> {
+    if (projectIds.length === 0) return [];
+    const rows = await this.db.selectFrom('webhooks').selectAll().where('project_id', 'in', [...projectIds]).where('is_active', '=', 1).orderBy('id').execute();
     return rows.map(toSubscription);
   }
 
@@ -132,24 +127,11 @@ export class WebhookRepo {
     return Number(r.numDeletedRows);
   }
 
-  async recordDelivery(d: NewDelivery, db: DbOrTrx = this.db): Promise<void> {
-    await db
-      .insertInto('webhook_deliveries')
-      .values({
-        webhook_id: d.webhookId,
-        project_id: d.projectId,
-        event: d.event,
-        event_id: d.eventId,
-        attempt: d.attempt,
-        target_url: d.targetUrl,
-        started_us: d.startedUs,
-        duration_ms: d.durationMs,
-        status: d.status,
-        success: d.success ? 1 : 0,
-        error: d.error,
-        response_excerpt: d.responseExcerpt,
-      })
-      .execute();
+  /** Subscriptions by id, whatever their project (the caller checks it); missing ids are left out. */
+  async byIds(ids: readonly number[]): Promise<Subscription[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('webhooks').selectAll().where('id', 'in', [...ids]).execute();
+    return rows.map(toSubscription);
   }
 
   /** Newest first; `beforeId` continues a previous page. */
@@ -176,6 +158,32 @@ export class WebhookRepo {
   async removeDeliveries(webhookId: number): Promise<void> {
     await this.db.deleteFrom('webhook_deliveries').where('webhook_id', '=', webhookId).execute();
   }
+}
+
+/**
+ * Records delivery attempts, several in one INSERT: the attempt records of the deliveries whose
+ * outcomes commit together (JobOutcome.alongsideMerged).
+ */
+export const insertDeliveries: MergedStatement<NewDelivery, void> = async (db, attempts) => {
+  await db.insertInto('webhook_deliveries').values(attempts.map(deliveryRow)).execute();
+  return attempts.map(() => undefined);
+};
+
+function deliveryRow(d: NewDelivery): Insertable<WebhookDeliveriesTable> {
+  return {
+    webhook_id: d.webhookId,
+    project_id: d.projectId,
+    event: d.event,
+    event_id: d.eventId,
+    attempt: d.attempt,
+    target_url: d.targetUrl,
+    started_us: d.startedUs,
+    duration_ms: d.durationMs,
+    status: d.status,
+    success: d.success ? 1 : 0,
+    error: d.error,
+    response_excerpt: d.responseExcerpt,
+  };
 }
 
 function toSubscription(r: Selectable<WebhooksTable>): Subscription {

@@ -1,6 +1,7 @@
 /**
  * Group commit against the real store: concurrent writes share transactions (fewer commits than
  * writes), each resolves with its own result once committed, and one failing write fails alone.
+ * Writes of one shape (`merged`) are one statement per batch, in order with the plain writes.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,7 +9,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/db/connect.js';
-import { GroupCommit } from '../../src/db/group-commit.js';
+import { GroupCommit, mergedWrite, type MergedStatement } from '../../src/db/group-commit.js';
 import { migrate } from '../../src/db/migrations.js';
 import { newSchema } from '../helpers/server.js';
 
@@ -52,5 +53,42 @@ describe('GroupCommit', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const rows = await db.kysely.selectFrom('jobs').select('id').where('kind', '=', 'gc.ok').execute();
     expect(rows).toHaveLength(2);
+  });
+});
+
+describe('GroupCommit merged statements', () => {
+  /** Inserts one job per argument in one INSERT, and remembers how many it was called with. */
+  function insertingJobs(kind: string): { statement: MergedStatement<number, string>; calls: number[] } {
+    const calls: number[] = [];
+    const statement: MergedStatement<number, string> = async (d, args) => {
+      calls.push(args.length);
+      await d.insertInto('jobs').values(args.map((n) => ({ kind, payload: String(n), run_at_us: 0, max_attempts: 1, created_us: 0 }))).execute();
+      return args.map((n) => `row ${n}`);
+    };
+    return { statement, calls };
+  }
+  const count = async (kind: string, d: typeof db.kysely = db.kysely) => (await d.selectFrom('jobs').select('id').where('kind', '=', kind).execute()).length;
+
+  it('runs the batch’s writes of one shape as one statement, each resolving with its own result; a plain write queued after them sees them', async () => {
+    const writes = new GroupCommit(db);
+    const { statement, calls } = insertingJobs('gc.merged');
+    const before = insertingJobs('gc.merged-before');
+    const merged = Array.from({ length: 20 }, (_, n) => writes.merged(statement, n, [mergedWrite(before.statement, n)]));
+    const seenAfter = writes.statement((d) => count('gc.merged', d));
+    expect(await Promise.all(merged)).toEqual(Array.from({ length: 20 }, (_, n) => `row ${n}`));
+    expect(await seenAfter).toBe(20);
+    expect(calls).toEqual([20]);
+    // The writes handed in with them (attempt records) are merged the same way.
+    expect(before.calls).toEqual([20]);
+    expect(await count('gc.merged-before')).toBe(20);
+  });
+
+  it('a batch that fails runs each merged write again alone: only the failing one fails', async () => {
+    const writes = new GroupCommit(db);
+    const { statement } = insertingJobs('gc.merged-retry');
+    const failing = (d: Parameters<MergedStatement<number, string>>[0]) => sql`INSERT INTO no_such_table VALUES (1)`.execute(d);
+    const results = await Promise.allSettled([writes.merged(statement, 1), writes.merged(statement, 2, [failing]), writes.merged(statement, 3)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await count('gc.merged-retry')).toBe(2);
   });
 });

@@ -11,7 +11,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrations.js';
-import { enqueue, JobQueue, type OutcomeWrite } from '../../src/jobs/queue.js';
+import type { KyselyPlugin, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import { enqueue, enqueueMany, JobQueue, type OutcomeWrite } from '../../src/jobs/queue.js';
 import { JobGiveUpError, Worker } from '../../src/jobs/worker.js';
 import { listenForJobs } from '../../src/jobs/wake.js';
 import { newSchema, usingPostgres } from '../helpers/server.js';
@@ -280,6 +281,58 @@ describe('outcome writes (JobOutcome.alongside)', () => {
       ['done', null],
       ['pending', 'handler failed'],
     ]);
+  });
+});
+
+/** The store handle `db` with every statement run through it counted by the kind of its query node. */
+function countingDb(): { db: Db; count: (kind: 'UpdateQueryNode' | 'InsertQueryNode' | 'RawNode') => number } {
+  const counts = new Map<string, number>();
+  const plugin: KyselyPlugin = {
+    transformQuery: ({ node }): RootOperationNode => {
+      counts.set(node.kind, (counts.get(node.kind) ?? 0) + 1);
+      return node;
+    },
+    transformResult: async ({ result }): Promise<QueryResult<UnknownRow>> => result,
+  };
+  return { db: { ...db, kysely: db.kysely.withPlugin(plugin) }, count: (kind) => counts.get(kind) ?? 0 };
+}
+
+describe('round trips (statements counted on the store handle)', () => {
+  it('the completions of one group commit are one UPDATE, each answering for its own claim', async () => {
+    const k = 'test.batch-complete';
+    for (let i = 0; i < 6; i++) await enqueue(db.kysely, { kind: k, payload: i });
+    const counted = countingDb();
+    const q = new JobQueue(counted.db);
+    const jobs = await q.claim('w', { kinds: [k], limit: 6, leaseMs: 60_000 });
+    expect(jobs).toHaveLength(6);
+    // One claim is someone else's by now: its completion is fenced off, the others' are not.
+    await db.kysely.updateTable('jobs').set({ locked_by: 'other' }).where('id', '=', jobs[3]!.id).execute();
+    const updatesBefore = counted.count('UpdateQueryNode');
+    const results = await Promise.all(jobs.map((j) => q.complete(j)));
+    expect(results).toEqual([true, true, true, false, true, true]);
+    expect(counted.count('UpdateQueryNode') - updatesBefore).toBe(1);
+    const states = await Promise.all(jobs.map(async (j) => (await row(j.id)).state));
+    expect(states).toEqual(['done', 'done', 'done', 'pending', 'done', 'done']);
+    // A stale claim of a job (an earlier attempt) is told apart from the current one.
+    expect(await q.complete({ ...jobs[0]!, attempt: jobs[0]!.attempt - 1 })).toBe(false);
+  });
+
+  it('a transaction enqueuing many jobs sends one NOTIFY per kind (PostgreSQL), and enqueueMany writes them in one INSERT', async () => {
+    const counted = countingDb();
+    await counted.db.kysely.transaction().execute(async (trx) => {
+      for (let i = 0; i < 5; i++) await enqueue(trx, { kind: 'test.notify-a', payload: i, runAtUs: Number.MAX_SAFE_INTEGER - 1 });
+      for (let i = 0; i < 5; i++) await enqueue(trx, { kind: 'test.notify-b', payload: i });
+      await enqueue(trx, { kind: 'test.notify-a', payload: 'due' });
+    });
+    expect(counted.count('RawNode')).toBe(usingPostgres() ? 2 : 0);
+    const inserts = counted.count('InsertQueryNode');
+    const many = (n: number) => Array.from({ length: n }, (_, i) => ({ kind: 'test.many' as const, payload: i, uniqueKey: `many:${i}` }));
+    await enqueueMany(counted.db.kysely, many(3));
+    // Run again (a fan-out retried): the unique keys drop the repeats, the new one is written.
+    await enqueueMany(counted.db.kysely, many(4));
+    expect(counted.count('InsertQueryNode') - inserts).toBe(2);
+    const rows = await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'test.many').orderBy('id').execute();
+    expect(rows.map((r) => r.payload)).toEqual(['0', '1', '2', '3']);
   });
 });
 

@@ -1,0 +1,67 @@
+/**
+ * Subscription reads of the jobs that start together, one query for all of them: a claim hands
+ * the worker up to webhookConcurrency deliveries (or 32 fan-outs) at once, and a read each was a
+ * round trip each on PostgreSQL. Each job still reads what is stored when it starts (a
+ * subscription may have been deactivated or removed since its event); the reads asked for in the
+ * same turn of the event loop share one query, made once the current synchronous work (the worker
+ * starting the claimed jobs) is done.
+ */
+import type { Subscription, WebhookRepo } from './repo.js';
+
+export class SubscriptionReads {
+  private readonly byId: Coalesced<number, Subscription>;
+  private readonly ofProject: Coalesced<number, Subscription[]>;
+
+  constructor(repo: WebhookRepo) {
+    this.byId = new Coalesced(async (ids) => new Map((await repo.byIds(ids)).map((s) => [s.id, s])));
+    this.ofProject = new Coalesced(async (projectIds) => {
+      const found = new Map<number, Subscription[]>();
+      for (const s of await repo.activeOf(projectIds)) found.set(s.projectId, [...(found.get(s.projectId) ?? []), s]);
+      return found;
+    });
+  }
+
+  /** The project's subscription `id` as stored now, or null when it is gone. */
+  async get(projectId: number, id: number): Promise<Subscription | null> {
+    const sub = await this.byId.get(id);
+    // Another project's id is as good as a missing one.
+    return sub && sub.projectId === projectId ? sub : null;
+  }
+
+  /** Active subscriptions of a project to one event, in id order: the fan-out targets. */
+  async activeFor(projectId: number, event: string): Promise<Subscription[]> {
+    const subs = (await this.ofProject.get(projectId)) ?? [];
+    return subs.filter((s) => s.event === event).sort((a, b) => a.id - b.id);
+  }
+}
+
+interface Waiting<K, V> {
+  key: K;
+  resolve(value: V | undefined): void;
+  reject(err: unknown): void;
+}
+
+/** Gets by key asked for in one turn, answered by one `load` of all their keys. */
+class Coalesced<K, V> {
+  private waiting: Waiting<K, V>[] = [];
+
+  constructor(private readonly load: (keys: K[]) => Promise<Map<K, V>>) {}
+
+  get(key: K): Promise<V | undefined> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.length === 0) queueMicrotask(() => void this.read());
+      this.waiting.push({ key, resolve, reject });
+    });
+  }
+
+  private async read(): Promise<void> {
+    const batch = this.waiting;
+    this.waiting = [];
+    try {
+      const found = await this.load([...new Set(batch.map((w) => w.key))]);
+      for (const w of batch) w.resolve(found.get(w.key));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  }
+}

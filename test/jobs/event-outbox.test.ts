@@ -1,0 +1,64 @@
+/**
+ * The file-event outbox against the real store: an event is written only when a feature would
+ * consume it, and within one transaction (a batch store of many files) a "yes" is asked once per
+ * project and event, not once per file (a round trip each on PostgreSQL). A "no" is asked again.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDb, type Db } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrations.js';
+import { FileEventOutbox } from '../../src/jobs/event-outbox.js';
+import { systemInitiator, type FileEventName } from '../../src/jobs/file-events.js';
+import { newSchema } from '../helpers/server.js';
+
+let db: Db;
+beforeAll(async () => {
+  const schema = newSchema();
+  db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-outbox-')), ...(schema ? { schema } : {}) });
+  await migrate(db);
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+/** An outbox whose one audience hears `heard` and counts the questions. */
+function outbox(heard: (projectId: number, event: FileEventName) => boolean): { outbox: FileEventOutbox; asked: () => number } {
+  let asked = 0;
+  const o = new FileEventOutbox();
+  o.heardBy([
+    async (_db, projectId, event) => {
+      asked++;
+      return heard(projectId, event);
+    },
+  ]);
+  return { outbox: o, asked: () => asked };
+}
+
+const written = async (uuidPrefix: string) =>
+  (await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'event.file').where('payload', 'like', `%${uuidPrefix}%`).execute()).length;
+
+describe('FileEventOutbox', () => {
+  it('asks once per project and event within a transaction when the answer is yes, and writes every event', async () => {
+    const { outbox: o, asked } = outbox((projectId) => projectId === 1);
+    await db.transaction(async (trx) => {
+      for (let i = 0; i < 5; i++) await o.record(trx, { projectId: 1, event: 'file.stored', uuid: `yes-${i}`, initiator: systemInitiator() });
+      await o.record(trx, { projectId: 1, event: 'file.deleted', uuid: 'yes-other-event', initiator: systemInitiator() });
+    });
+    expect(asked()).toBe(2);
+    expect(await written('yes-')).toBe(6);
+    // A new transaction asks again (a subscription may have gone meanwhile).
+    await db.transaction((trx) => o.record(trx, { projectId: 1, event: 'file.stored', uuid: 'yes-later', initiator: systemInitiator() }));
+    expect(asked()).toBe(3);
+  });
+
+  it('asks again after a no, and writes nothing for no one', async () => {
+    const { outbox: o, asked } = outbox(() => false);
+    await db.transaction(async (trx) => {
+      for (let i = 0; i < 3; i++) await o.record(trx, { projectId: 2, event: 'file.stored', uuid: `no-${i}`, initiator: systemInitiator() });
+    });
+    expect(asked()).toBe(3);
+    expect(await written('no-')).toBe(0);
+  });
+});
