@@ -270,6 +270,22 @@ export class FileRepo {
     return r ? toRecord(r) : null;
   }
 
+  /**
+   * getForUpdate for several files of one project in one query, by uuid. Rows are locked in uuid
+   * order, so two batches over the same files lock them in the same order (no deadlock).
+   */
+  async getManyForUpdate(trx: DbOrTrx, projectId: number, uuids: readonly string[]): Promise<Map<string, FileRecord>> {
+    if (uuids.length === 0) return new Map();
+    let s = trx.selectFrom('files').selectAll().where('project_id', '=', projectId).where('uuid', 'in', [...uuids]).orderBy('uuid');
+    if (this.store.dialect === 'postgres') s = s.forUpdate();
+    return new Map((await s.execute()).map((r) => [r.uuid, toRecord(r)]));
+  }
+
+  /** Marks the project's files stored at `t` (a batch store), one statement. */
+  async markStored(db: DbOrTrx, projectId: number, uuids: readonly string[], t: number): Promise<void> {
+    await db.updateTable('files').set({ stored_us: t }).where('project_id', '=', projectId).where('uuid', 'in', [...uuids]).execute();
+  }
+
   /** Unstored, not removed files uploaded before the cutoff (the expiry sweep). */
   async expired(cutoffUs: number, limit: number): Promise<Array<{ uuid: string; projectId: number }>> {
     const rows = await this.db

@@ -5,7 +5,7 @@
  */
 import type { DbOrTrx } from '../db/connect.js';
 import type { FileEvent, FileEventName } from './file-events.js';
-import { enqueue } from './queue.js';
+import { enqueueMany } from './queue.js';
 
 /** Job kind the consumers (the webhooks feature's fan-out) handle. */
 const FILE_EVENT_JOB = 'event.file';
@@ -38,8 +38,14 @@ export class FileEventOutbox {
   }
 
   async record(db: DbOrTrx, event: FileEvent): Promise<void> {
-    if (this.audiences !== null && !(await this.heard(db, event))) return;
-    await enqueue(db, { kind: FILE_EVENT_JOB, payload: event, maxAttempts: 20 });
+    await this.recordMany(db, [event]);
+  }
+
+  /** `record` for several events, written in one INSERT (a batch store's). */
+  async recordMany(db: DbOrTrx, events: readonly FileEvent[]): Promise<void> {
+    const heard: FileEvent[] = [];
+    for (const event of events) if (this.audiences === null || (await this.heard(db, event))) heard.push(event);
+    await enqueueMany(db, heard.map((payload) => ({ kind: FILE_EVENT_JOB, payload, maxAttempts: 20 })));
   }
 
   private async heard(db: DbOrTrx, event: FileEvent): Promise<boolean> {

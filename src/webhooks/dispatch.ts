@@ -10,6 +10,8 @@ import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { enqueueMany } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { buildPayload } from './payload.js';
+import type { ProjectRow } from '../projects/repo.js';
+import { Coalesced } from './coalesced.js';
 import type { SubscriptionReads } from './subscription-reads.js';
 
 /**
@@ -28,6 +30,11 @@ const DELIVERY_MAX_ATTEMPTS = 1000;
 export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
 export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads): JobHandler<'event.file'> {
+  // The fan-outs of one claim are mostly one project's events: one read of it for all of them.
+  const projects = new Coalesced<number, ProjectRow>(async (ids) => {
+    const rows = await Promise.all(ids.map((id) => ctx.projects.byId(id)));
+    return new Map(rows.filter((p): p is ProjectRow => p !== null).map((p) => [p.id, p]));
+  });
   return {
     // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
     // quick pick-up after a crash.
@@ -36,7 +43,7 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
     async run(event, job, outcome): Promise<void> {
       const subs = await subscriptions.activeFor(event.projectId, event.event);
       if (subs.length === 0) return;
-      const [file, project] = await Promise.all([ctx.files.find(event.projectId, event.uuid), ctx.projects.byId(event.projectId)]);
+      const [file, project] = await Promise.all([ctx.files.find(event.projectId, event.uuid), projects.get(event.projectId)]);
       if (!file || !project) {
         ctx.log.warn({ event: event.event, uuid: event.uuid }, 'file event for a missing file or project; nothing to deliver');
         return;

@@ -6,6 +6,7 @@
  * same turn of the event loop share one query, made once the current synchronous work (the worker
  * starting the claimed jobs) is done.
  */
+import { Coalesced } from './coalesced.js';
 import type { Subscription, WebhookRepo } from './repo.js';
 
 export class SubscriptionReads {
@@ -32,36 +33,5 @@ export class SubscriptionReads {
   async activeFor(projectId: number, event: string): Promise<Subscription[]> {
     const subs = (await this.ofProject.get(projectId)) ?? [];
     return subs.filter((s) => s.event === event).sort((a, b) => a.id - b.id);
-  }
-}
-
-interface Waiting<K, V> {
-  key: K;
-  resolve(value: V | undefined): void;
-  reject(err: unknown): void;
-}
-
-/** Gets by key asked for in one turn, answered by one `load` of all their keys. */
-class Coalesced<K, V> {
-  private waiting: Waiting<K, V>[] = [];
-
-  constructor(private readonly load: (keys: K[]) => Promise<Map<K, V>>) {}
-
-  get(key: K): Promise<V | undefined> {
-    return new Promise((resolve, reject) => {
-      if (this.waiting.length === 0) queueMicrotask(() => void this.read());
-      this.waiting.push({ key, resolve, reject });
-    });
-  }
-
-  private async read(): Promise<void> {
-    const batch = this.waiting;
-    this.waiting = [];
-    try {
-      const found = await this.load([...new Set(batch.map((w) => w.key))]);
-      for (const w of batch) w.resolve(found.get(w.key));
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-    }
   }
 }

@@ -103,13 +103,17 @@ describe('each path that emits an event', () => {
     expect(hit.json.initiator.type).toBe('api');
   });
 
-  it('batch store emits file.stored for each file', async () => {
+  it('batch store emits file.stored for each file it stores (an already stored one, or a repeat, is no second event)', async () => {
     const a = await upload('0');
     const b = await upload('0');
-    const r = await srv.call('PUT', '/files/storage/', { body: JSON.stringify([a, b]) });
+    const c = await upload('1');
+    await one('file.stored', c);
+    const r = await srv.call('PUT', '/files/storage/', { body: JSON.stringify([a, b, c, a]) });
     expect(r.status).toBe(200);
+    expect(r.json.result.map((f: { uuid: string }) => f.uuid)).toEqual([a, b, c]);
     await one('file.stored', a);
     await one('file.stored', b);
+    // "who receives" below counts every delivery: c's and a's file.stored arrive once each.
   });
 
   it('REST delete emits file.deleted', async () => {
