@@ -97,6 +97,15 @@ export async function enqueueMany<K extends JobKind>(db: DbOrTrx, jobs: readonly
 }
 
 /**
+ * enqueueMany as a merged statement (JobOutcome.alongsideMerged): the jobs that the outcomes of
+ * one group commit write (the fan-outs' deliveries) are one INSERT, not one per outcome.
+ */
+export const enqueueMerged: MergedStatement<readonly EnqueueOptions[], void> = async (db, lists) => {
+  await enqueueMany(db, lists.flat());
+  return lists.map(() => undefined);
+};
+
+/**
  * Transactions that already sent a NOTIFY for a kind. PostgreSQL folds the identical
  * notifications of a transaction into one anyway, but each pg_notify is a round trip: a batch
  * store of 100 files sent 100, and a group commit of fan-outs one per delivery job.

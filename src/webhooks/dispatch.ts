@@ -7,7 +7,7 @@
 import type { AppContext } from '../context.js';
 import { nowUs } from '../core/time.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
-import { enqueueMany } from '../jobs/queue.js';
+import { enqueueMerged, type EnqueueOptions } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { buildPayload } from './payload.js';
 import type { ProjectRow } from '../projects/repo.js';
@@ -54,20 +54,18 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
         return { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };
       });
       // Committed with this job's completion: one commit per event, shared by concurrent events
-      // (a burst of events is a burst of small writes). Should the fan-out run again after a
-      // crash, the unique keys drop the repeats.
-      // One INSERT for all of them.
-      outcome.alongside((trx) =>
-        enqueueMany(
-          trx,
-          deliveries.map((delivery) => ({
-            kind: 'webhook.deliver' as const,
-            payload: delivery,
-            uniqueKey: `deliver:${job.id}:${delivery.subscriptionId}`,
-            maxAttempts: DELIVERY_MAX_ATTEMPTS,
-            fairKey: deliveryFairKey(event.projectId),
-          })),
-        ),
+      // (a burst of events is a burst of small writes), and one INSERT for the deliveries of all
+      // the fan-outs of that commit. Should the fan-out run again after a crash, the unique keys
+      // drop the repeats.
+      outcome.alongsideMerged(
+        enqueueMerged,
+        deliveries.map((delivery): EnqueueOptions<'webhook.deliver'> => ({
+          kind: 'webhook.deliver',
+          payload: delivery,
+          uniqueKey: `deliver:${job.id}:${delivery.subscriptionId}`,
+          maxAttempts: DELIVERY_MAX_ATTEMPTS,
+          fairKey: deliveryFairKey(event.projectId),
+        })),
       );
     },
   };

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrations.js';
 import type { KyselyPlugin, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
-import { enqueue, enqueueMany, JobQueue, type OutcomeWrite } from '../../src/jobs/queue.js';
+import { mergedWrite } from '../../src/db/group-commit.js';
+import { enqueue, enqueueMany, enqueueMerged, JobQueue, type OutcomeWrite } from '../../src/jobs/queue.js';
 import { JobGiveUpError, Worker } from '../../src/jobs/worker.js';
 import { listenForJobs } from '../../src/jobs/wake.js';
 import { newSchema, usingPostgres } from '../helpers/server.js';
@@ -333,6 +334,22 @@ describe('round trips (statements counted on the store handle)', () => {
     expect(counted.count('InsertQueryNode') - inserts).toBe(2);
     const rows = await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'test.many').orderBy('id').execute();
     expect(rows.map((r) => r.payload)).toEqual(['0', '1', '2', '3']);
+  });
+});
+
+describe('round trips: jobs written by outcomes', () => {
+  it('the jobs that the outcomes of one group commit enqueue (enqueueMerged) are one INSERT', async () => {
+    const k = 'test.fan-out';
+    for (let i = 0; i < 4; i++) await enqueue(db.kysely, { kind: k, payload: i });
+    const counted = countingDb();
+    const q = new JobQueue(counted.db);
+    const jobs = await q.claim('w', { kinds: [k], limit: 4, leaseMs: 60_000 });
+    const inserts = counted.count('InsertQueryNode');
+    const children = (j: { id: number }) => [1, 2].map((n) => ({ kind: `${k}.child` as const, payload: n, uniqueKey: `child:${j.id}:${n}` }));
+    expect(await Promise.all(jobs.map((j) => q.complete(j, [mergedWrite(enqueueMerged, children(j))])))).toEqual([true, true, true, true]);
+    expect(counted.count('InsertQueryNode') - inserts).toBe(1);
+    const rows = await db.kysely.selectFrom('jobs').select('unique_key').where('kind', '=', `${k}.child`).execute();
+    expect(rows).toHaveLength(8);
   });
 });
 
