@@ -1,7 +1,9 @@
 // `node bench/webhooks.mjs` (after a build): webhook delivery throughput and latency to a local
 // receiver. A burst of BENCH_EVENTS file.stored events (batch store, 100 files a call) x 2
 // subscriptions: deliveries/s from the first store call to the last delivery, lost and duplicated
-// deliveries; then events on an idle server one at a time: API answer -> delivery, p50/p95.
+// deliveries, and the server's CPU time per delivery over the burst (utime + stime from /proc: the
+// steadier figure on a shared machine); then events on an idle server one at a time: API answer ->
+// delivery, p50/p95.
 // SQLite by default; set STOWAGE_DATABASE_URL=postgres://… (and STOWAGE_DATABASE_SCHEMA) for PostgreSQL.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -9,6 +11,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { CLK_TCK, cpuTicks } from './lib.mjs';
 import { snapshotApp, stowage } from './servers.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
@@ -69,10 +72,12 @@ try {
   const uuids = [];
   while (uuids.length < EVENTS) uuids.push(...(await upload(Math.min(100, EVENTS - uuids.length), false)));
 
+  const ticks0 = cpuTicks(s.pid);
   const t0 = performance.now();
   for (let i = 0; i < uuids.length; i += 100) await call('PUT', '/files/storage/', JSON.stringify(uuids.slice(i, i + 100)));
   const stored = performance.now();
   await waitUntil(() => got.size >= 2 * EVENTS, 600_000);
+  const cpuMs = ((cpuTicks(s.pid) - ticks0) * 1000) / CLK_TCK;
   const last = Math.max(...[...got.values()].map((t) => t[0]));
   await new Promise((r) => setTimeout(r, 2000)); // late duplicates would show up here
   const duplicates = [...got.values()].filter((t) => t.length > 1).length;
@@ -80,7 +85,7 @@ try {
   console.log(`  store calls took ${(stored - t0).toFixed(0)} ms; last delivery ${(last - t0).toFixed(0)} ms after the first call`);
   const rate = (2 * EVENTS) / ((last - t0) / 1000);
   const lost = 2 * EVENTS - got.size;
-  console.log(`  ${rate.toFixed(0)} deliveries/s; lost ${lost}; duplicated ${duplicates}`);
+  console.log(`  ${rate.toFixed(0)} deliveries/s; lost ${lost}; duplicated ${duplicates}; server CPU ${(cpuMs / (2 * EVENTS)).toFixed(3)} ms per delivery`);
   console.log(`target (issue #19): >= 1000 deliveries/s ${rate >= 1000 ? 'MET' : 'MISSED'}; none lost, none duplicated ${lost === 0 && duplicates === 0 ? 'MET' : 'MISSED'}`);
 
   await new Promise((r) => setTimeout(r, 3000)); // idle

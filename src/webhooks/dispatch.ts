@@ -5,6 +5,7 @@
  * key per (event job, subscription): a fan-out retried after a crash enqueues no duplicates.
  */
 import type { AppContext } from '../context.js';
+import type { FileRecord } from '../core/file-record.js';
 import { nowUs } from '../core/time.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { enqueueMerged, type EnqueueOptions } from '../jobs/queue.js';
@@ -30,11 +31,7 @@ const DELIVERY_MAX_ATTEMPTS = 1000;
 export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
 export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads): JobHandler<'event.file'> {
-  // The fan-outs of one claim are mostly one project's events: one read of it for all of them.
-  const projects = new Coalesced<number, ProjectRow>(async (ids) => {
-    const rows = await Promise.all(ids.map((id) => ctx.projects.byId(id)));
-    return new Map(rows.filter((p): p is ProjectRow => p !== null).map((p) => [p.id, p]));
-  });
+  const { files, projects } = fanOutReads(ctx);
   return {
     // Fan-out is a few queries; renewed by the heartbeat meanwhile, so a short lease only means a
     // quick pick-up after a crash.
@@ -43,7 +40,7 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
     async run(event, job, outcome): Promise<void> {
       const subs = await subscriptions.activeFor(event.projectId, event.event);
       if (subs.length === 0) return;
-      const [file, project] = await Promise.all([ctx.files.find(event.projectId, event.uuid), projects.get(event.projectId)]);
+      const [file, project] = await Promise.all([files.get(fileKey(event.projectId, event.uuid)), projects.get(event.projectId)]);
       if (!file || !project) {
         ctx.log.warn({ event: event.event, uuid: event.uuid }, 'file event for a missing file or project; nothing to deliver');
         return;
@@ -69,4 +66,28 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
       );
     },
   };
+}
+
+const fileKey = (projectId: number, uuid: string) => `${projectId}/${uuid}`;
+
+/**
+ * The fan-outs started by one claim (up to 32, mostly one project's events) read their files and
+ * their project together: one query per project for the files, one read per project, instead of
+ * two round trips per event (see coalesced.ts).
+ */
+function fanOutReads(ctx: AppContext): { files: Coalesced<string, FileRecord>; projects: Coalesced<number, ProjectRow> } {
+  const files = new Coalesced<string, FileRecord>(async (keys) => {
+    const byProject = new Map<number, string[]>();
+    for (const key of keys) {
+      const [projectId, uuid] = key.split('/') as [string, string];
+      byProject.set(Number(projectId), [...(byProject.get(Number(projectId)) ?? []), uuid]);
+    }
+    const found = await Promise.all([...byProject].map(([projectId, uuids]) => ctx.files.findMany(projectId, uuids)));
+    return new Map(found.flat().map((f) => [fileKey(f.projectId, f.uuid), f]));
+  });
+  const projects = new Coalesced<number, ProjectRow>(async (ids) => {
+    const rows = await Promise.all(ids.map((id) => ctx.projects.byId(id)));
+    return new Map(rows.filter((p): p is ProjectRow => p !== null).map((p) => [p.id, p]));
+  });
+  return { files, projects };
 }
