@@ -21,9 +21,17 @@ describe('colour maps of a 74 Mpx image', () => {
     const url = '-/warmth/7/-/saturation/10/-/resize/64x/-/format/png/';
     // Twice: the first run also warms the worker pool up.
     await render({ path, mime: 'image/png' }, parsePlan(url.split('/').filter(Boolean)), ctx);
-    const { result, blocked } = await longestBlock(() => render({ path, mime: 'image/png' }, parsePlan(url.split('/').filter(Boolean)), ctx));
-    expect(result.width).toBe(64);
-    console.log(`[pixel-copy] longest block ${blocked.toFixed(1)} ms`);
-    expect(blocked).toBeLessThan(50);
+    // Three measured runs, judged by the least blocked: a copy in one piece blocks every run (70-100
+    // ms), while a busy machine stretches a block only now and then (CI on a machine at a load
+    // average of 8 once measured 55 ms for a run whose block is about 24 ms when quiet: the main
+    // thread freeing the large pixel buffers in a GC).
+    const blocks: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { result, blocked } = await longestBlock(() => render({ path, mime: 'image/png' }, parsePlan(url.split('/').filter(Boolean)), ctx));
+      expect(result.width).toBe(64);
+      blocks.push(blocked);
+    }
+    console.log(`[pixel-copy] longest blocks ${blocks.map((b) => b.toFixed(1)).join(', ')} ms`);
+    expect(Math.min(...blocks)).toBeLessThan(50);
   }, 120_000);
 });
