@@ -3,7 +3,9 @@
 // /multipart/complete/) against its floors: a bare node:http server streaming one 1 GiB PUT into a
 // file and fsyncing it, and `dd conv=fsync` of the same bytes. Prints MiB/s, the completion's own
 // time and the ratios. BENCH_UPLOAD_MIB changes the size, BENCH_ROUNDS the rounds (best kept);
-// BENCH_APP_ROOT runs another checkout's build (bin/, dist/) for a before/after comparison.
+// BENCH_APP_ROOT runs another checkout's build (bin/, dist/) for a before/after comparison;
+// BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server. Also prints the
+// server's peak RSS (VmHWM) and its CPU time (all threads) over the rounds.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -11,7 +13,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startProc } from './lib.mjs';
+import { CLK_TCK, cpuTicks, freePort, startProc } from './lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const APP = process.env.BENCH_APP_ROOT ?? path.dirname(HERE);
@@ -85,7 +87,9 @@ async function stowageRounds() {
   const dataDir = path.join(work, 'data');
   const bin = path.join(APP, 'bin', 'stowage.js');
   const env = { STOWAGE_DATA_DIR: dataDir, STOWAGE_LOG_LEVEL: 'warn', STOWAGE_RATE_UPLOAD_PER_SEC: '0', STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0' };
-  const p = await startProc(process.execPath, [bin, 'serve'], {
+  // --max-semi-space-size=4 as every launcher passes it (bin/stowage.js says why).
+  const nodeArgs = ['--max-semi-space-size=4', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const p = await startProc(process.execPath, [...nodeArgs, bin, 'serve'], {
     env: { ...env, STOWAGE_REST_PORT: '0', STOWAGE_UPLOAD_PORT: '0', STOWAGE_CDN_PORT: '0' },
     ready: (out) => /Stowage is running/.test(out) && /Upload API:\s+\S+\n/.test(out),
   });
@@ -93,12 +97,20 @@ async function stowageRounds() {
     const upload = /Upload API:\s+(\S+?)\/?\n/.exec(p.output())[1];
     const keys = JSON.parse(execFileSync(process.execPath, [bin, 'project', 'create', '--name', 'bench', '--json'], { env: { ...process.env, ...env }, encoding: 'utf8' }));
     const runs = [];
+    const ticks0 = cpuTicks(p.pid);
     for (let i = 0; i < ROUNDS; i++) runs.push(await multipartOnce(upload, keys.public_key));
-    return runs.sort((a, b) => a.total - b.total)[0];
+    const cpuS = (cpuTicks(p.pid) - ticks0) / CLK_TCK / ROUNDS;
+    return { ...runs.sort((a, b) => a.total - b.total)[0], cpuS, peakRssMb: peakRssMb(p.pid) };
   } finally {
     await p.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The process's peak resident set (VmHWM), MB. */
+function peakRssMb(pid) {
+  const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return kb ? Number(kb) / 1000 : NaN;
 }
 
 /** The floor: a bare node:http server writing one request's body to a file, fsynced before it answers. */
@@ -156,6 +168,7 @@ try {
   console.log(`node:http + fsync floor ${floor.toFixed(2)} s  ${rate(floor)}   (load ${load()})`);
   const mp = await stowageRounds();
   console.log(`Stowage multipart       ${mp.total.toFixed(2)} s  ${rate(mp.total)}   completion ${mp.complete.toFixed(2)} s   (load ${load()})`);
+  console.log(`Stowage server          peak RSS ${mp.peakRssMb.toFixed(0)} MB, CPU ${mp.cpuS.toFixed(2)} s per upload (all threads; < 150 MB is the target)`);
   console.log(`ratios (throughput): Stowage/floor ${(floor / mp.total).toFixed(2)}, Stowage/dd ${(dd / mp.total).toFixed(2)}, floor/dd ${(dd / floor).toFixed(2)} (target ≥ 0.8 of the floor)`);
 } finally {
   agent.destroy();
