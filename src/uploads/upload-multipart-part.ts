@@ -1,7 +1,8 @@
 /**
  * PUT of one multipart part to the URL handed out by /multipart/start/ (signed, expiring). The raw
  * body streams straight into the part store: any order, concurrently, a retry overwrites. Answers
- * exactly 200 with an ETag, as browsers' XHR and S3-minded clients expect (wire-reference trap 4).
+ * exactly 200 with an ETag, as browsers' XHR and S3-minded clients expect (wire-reference trap 4);
+ * the ETag is not the part's MD5 (partEtag says why).
  */
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -31,7 +32,7 @@ const PART_SPEC = {
   // Absent or empty values fail the signature check below (403), never a 400.
   query: z.object({ expires: z.string().default('').meta({ description: 'From the URL.' }), sig: z.string().default('').meta({ description: 'From the URL.' }) }),
   body: { schema: z.string().meta({ format: 'binary', description: 'The part\'s bytes: exactly part_size (the last: the rest).' }), contentTypes: ['application/octet-stream'], documentOnly: true },
-  responses: { 200: { description: 'Stored (ETag: the part\'s MD5).' }, 404: { description: 'No such upload or part.' }, 413: { description: 'Larger than part_size.' } },
+  responses: { 200: { description: 'Stored (ETag: derived from the upload, part number and size; not the part\'s MD5).' }, 404: { description: 'No such upload or part.' }, 413: { description: 'Larger than part_size.' } },
 } as const;
 
 const partTooLarge = () => uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.');
@@ -64,7 +65,7 @@ export function multipartPartRoute(_ctx: AppContext, service: MultipartService) 
         onTooLarge: partTooLarge,
         beforeWrite: () => service.ensureAcceptingParts(uuid),
       });
-      return reply.code(200).header('etag', `"${put.md5}"`).send();
+      return reply.code(200).header('etag', `"${put.etag}"`).send();
     });
   };
 }

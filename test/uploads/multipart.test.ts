@@ -76,12 +76,20 @@ describe.skipIf(usingS3())('parts and completion', () => {
     const urls = s.json.parts as string[];
     const parts = partsOf(data);
     // A wrong first attempt at part 2, then everything concurrently in reverse order; part 2 again.
-    expect((await put(urls[1]!, bytes(PART, 99))).status).toBe(200);
+    const wrong = await put(urls[1]!, bytes(PART, 99));
+    expect(wrong.status).toBe(200);
     const results = await Promise.all(urls.map((u, i) => ({ u, i })).reverse().map(({ u, i }) => put(u, parts[i]!, 'application/json')));
-    for (const [i, r] of results.reverse().entries()) {
+    results.reverse();
+    for (const r of results) {
       expect(r.status).toBe(200);
-      expect(r.headers.get('etag')).toBe(`"${crypto.createHash('md5').update(parts[i]!).digest('hex')}"`);
+      expect(r.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
     }
+    // The part ETag names the part (upload, number, size), not its bytes (no client reads it, and
+    // an MD5 of every part cost the receiving core 2.4 s per GiB): the retry with other bytes of
+    // the same size answers the same one; each part its own.
+    expect(results[1]!.headers.get('etag')).toBe(wrong.headers.get('etag'));
+    expect(results[1]!.headers.get('etag')).not.toBe(`"${crypto.createHash('md5').update(parts[1]!).digest('hex')}"`);
+    expect(new Set(results.map((r) => r.headers.get('etag'))).size).toBe(parts.length);
     const done = await complete(s.json.uuid);
     expect(done.status).toBe(200);
     expect(done.json).toMatchObject({ uuid: s.json.uuid, file_id: s.json.uuid, size: data.length, total: data.length, done: data.length, original_filename: 'data file.bin', is_stored: true, is_ready: true, metadata: { k: 'v' } });

@@ -1,9 +1,10 @@
 /**
  * Multipart parts written where they end up (blob stores with local files and `move`, i.e. disk):
  * every part PUT writes its bytes at the part's offset in one data file per upload, fsyncs it,
- * then records the part (size and MD5) in a small marker blob. Completion checks the markers,
+ * then records the part (its size) in a small marker blob. Completion checks the markers,
  * reads the file once for its digests and moves it under the file's blob key: nothing is copied,
- * so a 1 GiB upload writes 1 GiB (the copying store wrote it twice).
+ * so a 1 GiB upload writes 1 GiB (the copying store wrote it twice). The part's bytes are not
+ * hashed on the way in: its ETag is derived from its place and size (partEtag).
  *
  * The whole file's digests (MD5, SHA-256) are computed as the parts arrive, in order, from the
  * bytes just written (page cache), so completion need not read 1 GiB again (running-digest.ts); a
@@ -16,7 +17,6 @@
  * completion's claim, a part is never written into a file a completion is reading or has moved
  * (see `writeInPlace`).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -25,7 +25,7 @@ import { pipeline } from 'node:stream/promises';
 import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
 import { digestStored } from '../../blobs/digest.js';
-import { BlobPartStore, type PartTarget, type PartWrite, type WriteOptions } from './part-store.js';
+import { BlobPartStore, partEtag, type PartTarget, type PartWrite, type StoredPart, type WriteOptions } from './part-store.js';
 import { RunningDigests } from './running-digest.js';
 
 /** The blob store abilities this store needs. */
@@ -35,10 +35,9 @@ export function hasLocalFilesAndMove(blobs: BlobStore): blobs is LocalMovableSto
   return typeof blobs.localPath === 'function' && typeof blobs.move === 'function';
 }
 
+/** Markers written before the part ETag changed also hold `md5`; only `size` is read. */
 interface PartMarker {
   size: number;
-  /** The part's own MD5 (its ETag). */
-  md5: string;
 }
 
 export class InPlacePartStore extends BlobPartStore {
@@ -62,7 +61,7 @@ export class InPlacePartStore extends BlobPartStore {
     return `multipart/${uuid.slice(0, 2)}/${uuid}/${part}.done`;
   }
 
-  override writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<{ size: number; md5: string }> {
+  override writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<StoredPart> {
     const key = `${w.uuid}/${w.part}`;
     const run = (this.writing.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => this.writeInPlace(w, body, opts));
     this.writing.set(key, run);
@@ -73,7 +72,7 @@ export class InPlacePartStore extends BlobPartStore {
     return run;
   }
 
-  private async writeInPlace(w: PartWrite, body: Readable, opts: WriteOptions): Promise<PartMarker> {
+  private async writeInPlace(w: PartWrite, body: Readable, opts: WriteOptions): Promise<StoredPart> {
     // Refused without touching the part while a completion holds (or held) the upload. Then the
     // marker, then the state again: a completion that claimed the upload before the second check
     // sees the part missing; one that claims it after is refused by that check.
@@ -83,26 +82,24 @@ export class InPlacePartStore extends BlobPartStore {
     const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
     this.digests.partRewritten(w.uuid, w.part);
     await ensureDataFile(file, w.size);
-    const md5 = crypto.createHash('md5');
     let size = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
         if (size > w.partSize) return done(opts.onTooLarge());
-        md5.update(chunk);
         done(null, chunk);
       },
     });
     // Positional writes at the part's offset; flush: fsync before close, so the part is on disk
     // before its marker says it is there.
     await pipeline(body, meter, fs.createWriteStream(file, { flags: 'r+', start: (w.part - 1) * w.partSize, flush: true }));
-    const marker: PartMarker = { size, md5: md5.digest('hex') };
+    const marker: PartMarker = { size };
     await this.local.put(InPlacePartStore.markerKey(w.uuid, w.part), Readable.from([Buffer.from(JSON.stringify(marker))]), {
       maxBytes: 4096,
       onTooLarge: () => new Error('part marker too long'),
     });
     this.digests.partWritten(file, w, size);
-    return marker;
+    return { size, etag: partEtag(w.uuid, w.part, size) };
   }
 
   override async partSizes(t: PartTarget): Promise<Array<number | null>> {

@@ -38,6 +38,23 @@ export interface WriteOptions {
   beforeWrite: () => Promise<void>;
 }
 
+export interface StoredPart {
+  size: number;
+  /** The part PUT's ETag, unquoted: `partEtag(uuid, part, size)`. */
+  etag: string;
+}
+
+/**
+ * A part's ETag: 32 hex digits (the shape S3 answers) derived from the upload, the part number and
+ * its size, not from its bytes. No client reads it (wire-reference §1.8: the JS and Python SDKs
+ * ignore it; completion takes no ETags), and an MD5 of every part cost 2.4 s of the receiving
+ * core per GiB on top of the whole file's MD5 (docs/performance.md). Stable: a re-PUT of the same
+ * part with the same size answers the same ETag, whatever its bytes.
+ */
+export function partEtag(uuid: string, part: number, size: number): string {
+  return crypto.createHash('md5').update(`${uuid}/${part}/${size}`).digest('hex');
+}
+
 export interface MultipartStore {
   /** True when clients PUT parts to this server (so the part route is served). */
   readonly acceptsParts: boolean;
@@ -45,8 +62,8 @@ export interface MultipartStore {
   partUrls(target: PartTarget, expiresAtS: number): Promise<string[]>;
   /** Verifies a part URL's signature; false when forged or expired. */
   verifyPartUrl(uuid: string, part: number, expiresAtS: string, sig: string): Promise<boolean>;
-  /** Stores one part; a retry replaces it. Rejects past `partSize` bytes. Resolves with the part's size and MD5 (its ETag). */
-  writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<{ size: number; md5: string }>;
+  /** Stores one part; a retry replaces it. Rejects past `partSize` bytes. Resolves with the part's size and ETag (partEtag). */
+  writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<StoredPart>;
   /** Size of each part (index 0 = part 1), null when not uploaded. */
   partSizes(target: PartTarget): Promise<Array<number | null>>;
   /** Streams the parts in order into `destKey`; memory stays flat whatever the size. */
@@ -82,9 +99,10 @@ export class BlobPartStore implements MultipartStore {
     return safeEqual(sign(await this.secret(), uuid, part, expiresAtS), sig);
   }
 
-  async writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<{ size: number; md5: string }> {
+  async writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<StoredPart> {
     await opts.beforeWrite();
-    return this.blobs.put(BlobPartStore.partKey(w.uuid, w.part), body, { maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
+    const { size } = await this.blobs.put(BlobPartStore.partKey(w.uuid, w.part), body, { maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
+    return { size, etag: partEtag(w.uuid, w.part, size) };
   }
 
   partSizes(t: PartTarget): Promise<Array<number | null>> {

@@ -10,7 +10,7 @@ import type { BlobStore, PresignedMultipart, PutResult } from '../../blobs/store
 import { BlobNotFound } from '../../blobs/store.js';
 import { digestStored } from '../../blobs/digest.js';
 import { fileBlobKey } from '../../core/file-record.js';
-import type { MultipartStore, PartTarget } from './part-store.js';
+import type { MultipartStore, PartTarget, StoredPart } from './part-store.js';
 
 export class S3PartStore implements MultipartStore {
   readonly acceptsParts = false;
@@ -46,7 +46,7 @@ export class S3PartStore implements MultipartStore {
     return false;
   }
 
-  writePart(): Promise<PutResult> {
+  writePart(): Promise<StoredPart> {
     return Promise.reject(new Error('parts go straight to object storage'));
   }
 
