@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { usingS3 } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
 import { request } from '../helpers/http.js';
+import { uploadBase } from '../helpers/rest.js';
+import { fileRows } from '../reliability/audit.js';
 import { bytes, get, postForm, until } from './helpers.js';
 
 const MIN = 10_485_760;
@@ -149,6 +151,38 @@ describe.skipIf(usingS3())('parts and completion', () => {
     expect([long.status, long.text]).toEqual([400, 'Uploaded size is more than expected.']);
     expect((await put(bUrls[2]!, parts[2]!)).status).toBe(200);
     await completedAs(b.json.uuid);
+  });
+
+  it('gets both whole-file digests right with parts out of order: MD5 (the CDN ETag) and SHA-256 (the content address)', async () => {
+    const data = bytes(4 * PART + 4321, 21);
+    const parts = partsOf(data);
+    const md5 = `"${crypto.createHash('md5').update(data).digest('hex')}"`;
+    /** Completes, checks the CDN's ETag, then uploads the same bytes directly: same SHA-256, same blob. */
+    const digestsRight = async (uuid: string, name: string) => {
+      const done = await complete(uuid);
+      expect(done.status, done.text).toBe(200);
+      const cdn = await fetch(`${srv.cdn}/${uuid}/`);
+      expect(cdn.headers.get('etag')).toBe(md5);
+      expect(Buffer.from(await cdn.arrayBuffer()).equals(data)).toBe(true);
+      const direct = await uploadBase(srv.upload, srv.keys.public_key, [{ name, data }]);
+      expect(direct.status, direct.text).toBe(200);
+      const rows = new Map((await fileRows(srv.server)).map((r) => [r.uuid, r]));
+      expect(rows.get(direct.json.file as string)?.blob_key).toBe(rows.get(uuid)?.blob_key);
+      expect(rows.get(uuid)?.md5).toBe(md5.slice(1, -1));
+    };
+    // Shuffled, each part once: the running digest waits for part 1, then takes 1..5 in order.
+    const a = await start({ size: String(data.length), UPLOADCARE_STORE: '1' });
+    const aUrls = a.json.parts as string[];
+    for (const i of [3, 1, 4, 0, 2]) expect((await put(aUrls[i]!, parts[i]!)).status).toBe(200);
+    await digestsRight(a.json.uuid, 'shuffled.bin');
+    // Part 3 first with other bytes (hashed once 1 and 2 are in), then rewritten after the rest:
+    // the running digest is spoiled and completion reads the file once instead.
+    const b = await start({ size: String(data.length), UPLOADCARE_STORE: '1' });
+    const bUrls = b.json.parts as string[];
+    expect((await put(bUrls[2]!, bytes(PART, 22))).status).toBe(200);
+    for (const i of [4, 1, 0, 3]) expect((await put(bUrls[i]!, parts[i]!)).status).toBe(200);
+    expect((await put(bUrls[2]!, parts[2]!)).status).toBe(200);
+    await digestsRight(b.json.uuid, 'rewritten.bin');
   });
 
   it('answers content_info.image (and image_info) for an image at completion, as /info/ does', async () => {

@@ -1,14 +1,15 @@
 /**
  * Multipart parts written where they end up (blob stores with local files and `move`, i.e. disk):
  * every part PUT writes its bytes at the part's offset in one data file per upload, fsyncs it,
- * then records the part (its size) in a small marker blob. Completion checks the markers,
- * reads the file once for its digests and moves it under the file's blob key: nothing is copied,
- * so a 1 GiB upload writes 1 GiB (the copying store wrote it twice). The part's bytes are not
- * hashed on the way in: its ETag is derived from its place and size (partEtag).
+ * then records the part (its size) in a small marker blob. Completion checks the markers and
+ * moves the file under the file's blob key: nothing is copied, so a 1 GiB upload writes 1 GiB
+ * (the copying store wrote it twice). The part's bytes are not hashed on the way in: its ETag is
+ * derived from its place and size (partEtag).
  *
  * The whole file's digests (MD5, SHA-256) are computed as the parts arrive, in order, from the
- * bytes just written (page cache), so completion need not read 1 GiB again (running-digest.ts); a
- * completion on another node, after a restart or after a part was rewritten reads the file once.
+ * bytes just written (page cache), in the digest thread, so completion need not read 1 GiB again
+ * (running-digest.ts); a completion on another node, after a restart or after a part was rewritten
+ * reads the file once, in that thread too.
  *
  * A re-PUT replaces its part: it drops the marker first, so a completion never takes a part whose
  * bytes are being rewritten (missing marker: the existing 400), and a re-PUT that fails leaves the
@@ -24,9 +25,9 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
-import { digestStored } from '../../blobs/digest.js';
 import { BlobPartStore, partEtag, type PartTarget, type PartWrite, type StoredPart, type WriteOptions } from './part-store.js';
 import { RunningDigests } from './running-digest.js';
+import { digestLocalFile } from './digest-thread.js';
 
 /** The blob store abilities this store needs. */
 export type LocalMovableStore = BlobStore & Required<Pick<BlobStore, 'localPath' | 'move'>>;
@@ -108,9 +109,9 @@ export class InPlacePartStore extends BlobPartStore {
 
   /**
    * The parts are already in place (the caller checked their sizes): cut the file to the upload's
-   * size (a last part sent too long may have written past it), fsync, read it once for its digests
-   * (MD5 for the ETag, SHA-256 for the content address: one read of the file, no write) and move it
-   * under `destKey` (the digests come from the running digest when it covered every part here).
+   * size (a last part sent too long may have written past it), fsync, take its digests (MD5 for the
+   * CDN's ETag, SHA-256 for the content address) from the running digest when it covered every
+   * part here, else read the file once for them in the digest thread, and move it under `destKey`.
    * After a completion that moved it but failed later, the moved file is reused.
    */
   override async assemble(t: PartTarget, destKey: string, expectedBytes: number): Promise<PutResult> {
@@ -121,7 +122,7 @@ export class InPlacePartStore extends BlobPartStore {
       throw err;
     });
     if (!handle) {
-      if ((await this.local.size(destKey)) === expectedBytes) return digestStored(this.local, destKey);
+      if ((await this.local.size(destKey)) === expectedBytes) return digestLocalFile(this.local.localPath(destKey), expectedBytes);
       throw new BlobNotFound(dataKey);
     }
     try {
@@ -131,7 +132,7 @@ export class InPlacePartStore extends BlobPartStore {
       await handle.close();
     }
     const running = await this.digests.take(t.uuid, t.parts, expectedBytes);
-    const put = running ?? (await digestStored(this.local, dataKey));
+    const put = running ?? (await digestLocalFile(file, expectedBytes));
     await this.local.move(dataKey, destKey);
     return put;
   }

@@ -1,0 +1,126 @@
+/**
+ * The main thread's side of the digest thread (digest-worker.ts): one worker thread per process,
+ * started on first use, that computes whole-file MD5 + SHA-256 from byte ranges of local files.
+ * MD5 is sequential, so one upload's digest can use one core at most; what this buys is that the
+ * core is not the one receiving the parts (the main thread hashed ~3.7 s per GiB while the parts
+ * arrived, docs/performance.md). One thread serves every upload of the node: their ranges queue
+ * there, in the order sent, and hashing never takes more than one extra core.
+ *
+ * If the thread dies (it should not: it only reads and hashes), every pending request rejects and
+ * the next request starts a new thread; callers treat a rejection as "no digest" and read the
+ * file again.
+ */
+import { Worker } from 'node:worker_threads';
+import type { BlobDigests } from '../../blobs/digest.js';
+import type { DigestReply, DigestRequest } from './digest-worker.js';
+
+interface Pending {
+  resolve: (reply: DigestReply & { ok: true }) => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * The compiled worker next to this module. Under vitest this module may run from `src/` as
+ * TypeScript, which a worker thread cannot load: it then uses the build in `dist/`.
+ */
+function workerFile(): URL {
+  const here = new URL('./digest-worker.js', import.meta.url);
+  if (!import.meta.url.endsWith('.ts')) return here;
+  return new URL(here.href.replace(/\/src\/uploads\/multipart\/digest-worker\.js$/, '/dist/uploads/multipart/digest-worker.js'));
+}
+
+class DigestThread {
+  private worker: Worker | null = null;
+  private readonly pending = new Map<number, Pending>();
+  /**
+   * The thread each digest's state lives in. A digest whose thread died must never continue in a
+   * new one (it would hash only the ranges sent after: a wrong MD5), so its later calls reject.
+   */
+  private readonly livesIn = new Map<number, Worker>();
+  private nextId = 1;
+  private nextDigest = 1;
+
+  /** A fresh name for one digest's state in the thread. */
+  newDigest(): number {
+    return this.nextDigest++;
+  }
+
+  /** Adds `length` bytes of `file` from `start` to `digest` (after the ranges sent before). */
+  async hash(digest: number, file: string, start: number, length: number): Promise<void> {
+    await this.call(digest, (id) => ({ op: 'hash', id, digest, file, start, length }));
+  }
+
+  /** The digests of everything added to `digest`; the thread forgets it. */
+  async finish(digest: number): Promise<BlobDigests> {
+    const reply = await this.call(digest, (id) => ({ op: 'finish', id, digest })).catch((err: unknown) => {
+      this.forget(digest);
+      throw err;
+    });
+    this.livesIn.delete(digest);
+    if (reply.md5 === undefined || reply.sha256 === undefined) throw new Error('digest thread answered without digests');
+    return { md5: reply.md5, sha256: reply.sha256 };
+  }
+
+  /** Drops `digest` without reading it (an upload completed elsewhere, expired or spoiled). */
+  forget(digest: number): void {
+    this.livesIn.delete(digest);
+    this.worker?.postMessage({ op: 'forget', digest } satisfies DigestRequest);
+  }
+
+  private call(digest: number, request: (id: number) => DigestRequest): Promise<DigestReply & { ok: true }> {
+    const id = this.nextId++;
+    const worker = this.started();
+    const home = this.livesIn.get(digest);
+    if (home && home !== worker) return Promise.reject(new Error('the digest thread restarted: this digest is lost'));
+    this.livesIn.set(digest, worker);
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage(request(id));
+    });
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(workerFile(), {
+      // A few small objects and one 1 MiB read buffer (outside the heap): a tiny heap suffices.
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+    });
+    // Never keeps the process alive: a stopping node does not wait for digests nobody will take.
+    worker.unref();
+    worker.on('message', (reply: DigestReply) => this.settle(reply));
+    worker.on('error', (err) => this.fail(worker, err));
+    worker.on('exit', (code) => this.fail(worker, new Error(`digest thread exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(reply: DigestReply): void {
+    const p = this.pending.get(reply.id);
+    if (!p) return;
+    this.pending.delete(reply.id);
+    if (reply.ok) p.resolve(reply);
+    else p.reject(new Error(reply.message));
+  }
+
+  /** The thread is gone: every digest in it is lost; the next request starts another. */
+  private fail(worker: Worker, err: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+}
+
+export const digestThread = new DigestThread();
+
+/** MD5 and SHA-256 of the first `size` bytes of a local file, hashed in the digest thread. */
+export async function digestLocalFile(file: string, size: number): Promise<BlobDigests & { size: number }> {
+  const digest = digestThread.newDigest();
+  try {
+    await digestThread.hash(digest, file, 0, size);
+  } catch (err) {
+    digestThread.forget(digest);
+    throw err;
+  }
+  return { size, ...(await digestThread.finish(digest)) };
+}
