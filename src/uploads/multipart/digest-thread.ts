@@ -8,11 +8,14 @@
  *
  * If the thread dies (it should not: it only reads and hashes), every pending request rejects and
  * the next request starts a new thread; callers treat a rejection as "no digest" and read the
- * file again.
+ * file again. An idle thread holding no digest stops after IDLE_MS: a worker thread costs about
+ * 10 MB of resident memory, which an idle node need not keep.
  */
 import { Worker } from 'node:worker_threads';
 import type { BlobDigests } from '../../blobs/digest.js';
 import type { DigestReply, DigestRequest } from './digest-worker.js';
+
+const IDLE_MS = 30_000;
 
 interface Pending {
   resolve: (reply: DigestReply & { ok: true }) => void;
@@ -39,6 +42,7 @@ class DigestThread {
   private readonly livesIn = new Map<number, Worker>();
   private nextId = 1;
   private nextDigest = 1;
+  private idleTimer: NodeJS.Timeout | null = null;
 
   /** A fresh name for one digest's state in the thread. */
   newDigest(): number {
@@ -57,6 +61,7 @@ class DigestThread {
       throw err;
     });
     this.livesIn.delete(digest);
+    this.stopWhenIdle();
     if (reply.md5 === undefined || reply.sha256 === undefined) throw new Error('digest thread answered without digests');
     return { md5: reply.md5, sha256: reply.sha256 };
   }
@@ -65,6 +70,7 @@ class DigestThread {
   forget(digest: number): void {
     this.livesIn.delete(digest);
     this.worker?.postMessage({ op: 'forget', digest } satisfies DigestRequest);
+    this.stopWhenIdle();
   }
 
   private call(digest: number, request: (id: number) => DigestRequest): Promise<DigestReply & { ok: true }> {
@@ -73,6 +79,8 @@ class DigestThread {
     const home = this.livesIn.get(digest);
     if (home && home !== worker) return Promise.reject(new Error('the digest thread restarted: this digest is lost'));
     this.livesIn.set(digest, worker);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.postMessage(request(id));
@@ -100,6 +108,21 @@ class DigestThread {
     this.pending.delete(reply.id);
     if (reply.ok) p.resolve(reply);
     else p.reject(new Error(reply.message));
+    this.stopWhenIdle();
+  }
+
+  /** Stops the thread IDLE_MS after its last request when it holds no digest and has no work. */
+  private stopWhenIdle(): void {
+    if (!this.worker || this.pending.size > 0 || this.livesIn.size > 0 || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      const worker = this.worker;
+      if (!worker || this.pending.size > 0 || this.livesIn.size > 0) return;
+      // Forgotten first: its exit is then no failure, and the next request starts another.
+      this.worker = null;
+      void worker.terminate();
+    }, IDLE_MS);
+    this.idleTimer.unref();
   }
 
   /** The thread is gone: every digest in it is lost; the next request starts another. */
