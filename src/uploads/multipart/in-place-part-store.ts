@@ -21,13 +21,14 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
 import { BlobPartStore, partEtag, type PartTarget, type PartWrite, type StoredPart, type WriteOptions } from './part-store.js';
 import { RunningDigests } from './running-digest.js';
 import { digestLocalFile } from './digest-thread.js';
+import { PartFileWriter } from './part-file-writer.js';
 
 /** The blob store abilities this store needs. */
 export type LocalMovableStore = BlobStore & Required<Pick<BlobStore, 'localPath' | 'move'>>;
@@ -83,17 +84,10 @@ export class InPlacePartStore extends BlobPartStore {
     const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
     this.digests.partRewritten(w.uuid, w.part);
     await ensureDataFile(file, w.size);
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > w.partSize) return done(opts.onTooLarge());
-        done(null, chunk);
-      },
-    });
-    // Positional writes at the part's offset; flush: fsync before close, so the part is on disk
-    // before its marker says it is there.
-    await pipeline(body, meter, fs.createWriteStream(file, { flags: 'r+', start: (w.part - 1) * w.partSize, flush: true }));
+    // Positional writes at the part's offset, synced before the marker says the part is there.
+    const writer = new PartFileWriter(file, (w.part - 1) * w.partSize, w.partSize, opts.onTooLarge);
+    await pipeline(body, writer);
+    const size = writer.size;
     const marker: PartMarker = { size };
     await this.local.put(InPlacePartStore.markerKey(w.uuid, w.part), Readable.from([Buffer.from(JSON.stringify(marker))]), {
       maxBytes: 4096,
