@@ -2,8 +2,8 @@
  * The main thread's side of the digest thread (digest-worker.ts): one worker thread per process,
  * started on first use, that computes whole-file MD5 + SHA-256 from byte ranges of local files.
  * MD5 is sequential, so one upload's digest can use one core at most; what this buys is that the
- * core is not the one receiving the parts (the main thread hashed ~3.7 s per GiB while the parts
- * arrived, docs/performance.md). One thread serves every upload of the node: their ranges queue
+ * core is not the one receiving the parts (hashing on the main thread, it spent 5.2-5.5 s of CPU
+ * per GiB while the parts arrived, docs/performance.md). One thread serves every upload of the node: their ranges queue
  * there, in the order sent, and hashing never takes more than one extra core.
  *
  * If the thread dies (it should not: it only reads and hashes), every pending request rejects and

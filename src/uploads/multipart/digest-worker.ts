@@ -1,8 +1,8 @@
 /**
  * Runs inside the digest thread of digest-thread.ts: the whole-file MD5 and SHA-256 of multipart
  * uploads, fed with byte ranges of files the main thread has just written (read back from the page
- * cache here). Hashing 1 GiB costs about 3.7 s of one core; here it runs on another core than the
- * one receiving the parts. One digest per `digest` name, kept until `finish` or `forget`; ranges
+ * cache here). Hashing 1 GiB costs about 2.4 s of one core's CPU here; it runs on another core than
+ * the one receiving the parts. One digest per `digest` name, kept until `finish` or `forget`; ranges
  * of one digest are hashed in the order they are sent (messages arrive in order).
  * Reads are synchronous on purpose: this thread does nothing else, and one reused buffer keeps its
  * memory flat (no 1 GiB of short-lived read buffers for a garbage collector to chase).

@@ -47,9 +47,9 @@ export interface StoredPart {
 /**
  * A part's ETag: 32 hex digits (the shape S3 answers) derived from the upload, the part number and
  * its size, not from its bytes. No client reads it (wire-reference §1.8: the JS and Python SDKs
- * ignore it; completion takes no ETags), and an MD5 of every part cost 2.4 s of the receiving
- * core per GiB on top of the whole file's MD5 (docs/performance.md). Stable: a re-PUT of the same
- * part with the same size answers the same ETag, whatever its bytes.
+ * ignore it; completion takes no ETags), and an MD5 of every part cost the receiving core about
+ * 1.4 s of CPU per GiB on top of the whole file's MD5 (docs/performance.md). Stable: a re-PUT of
+ * the same part with the same size answers the same ETag, whatever its bytes.
  */
 export function partEtag(uuid: string, part: number, size: number): string {
   return crypto.createHash('md5').update(`${uuid}/${part}/${size}`).digest('hex');
