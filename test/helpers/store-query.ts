@@ -18,14 +18,7 @@ export async function storeRows<T = Record<string, unknown>>(server: Pick<TestSe
       file.close();
     }
   }
-  const client = new pg.Client({ connectionString: process.env['STOWAGE_DATABASE_URL'], options: `-c search_path=${server.schema}` });
-  await client.connect();
-  try {
-    let n = 0;
-    return (await client.query(query.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
-  } finally {
-    await client.end();
-  }
+  return (await onPostgres(server, query, params)).rows as T[];
 }
 
 /**
@@ -42,11 +35,16 @@ export async function storeWrite(server: Pick<TestServer, 'dataDir' | 'schema'>,
       file.close();
     }
   }
+  return (await onPostgres(server, statement, params)).rowCount ?? 0;
+}
+
+/** One statement on the server's PostgreSQL schema through a connection of its own; `?` placeholders. */
+async function onPostgres(server: Pick<TestServer, 'schema'>, statement: string, params: unknown[]): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: process.env['STOWAGE_DATABASE_URL'], options: `-c search_path=${server.schema}` });
   await client.connect();
   try {
     let n = 0;
-    return (await client.query(statement.replace(/\?/g, () => `$${++n}`), params)).rowCount ?? 0;
+    return await client.query(statement.replace(/\?/g, () => `$${++n}`), params);
   } finally {
     await client.end();
   }
