@@ -5,35 +5,17 @@
  * a video and converts a PDF page: each of those starts a child, and no thread of the server may
  * make a process-creating clone (one without CLONE_THREAD) for it. The launcher helper does.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { haveStrace, traced } from '../helpers/strace.js';
 import { useServer } from '../helpers/use-server.js';
 import { get, put, putFile } from '../cdn/helpers.js';
 import * as fx from '../media/fixtures.js';
 import { makePdf, makeVideo, waitForJob } from '../conversions/helpers.js';
 
-const haveStrace = spawnSync('strace', ['-V']).status === 0;
 const s = useServer();
 
-/** Traces process and thread creation by every thread of `pid` while `work` runs. */
-async function traceClones(pid: number, work: () => Promise<void>): Promise<string[]> {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-strace-')), 'trace.txt');
-  const strace = spawn('strace', ['-f', '-e', 'trace=clone,clone3,fork,vfork', '-p', String(pid), '-o', out], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  strace.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  for (let i = 0; i < 100 && !/attached/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
-  expect(err).toMatch(/attached/);
-  try {
-    await work();
-  } finally {
-    strace.kill('SIGINT');
-    await new Promise((r) => strace.once('exit', r));
-  }
-  return fs.readFileSync(out, 'utf8').split('\n');
-}
+/** Process and thread creation by every thread of `pid` while `work` runs. */
+const traceClones = (pid: number, work: () => Promise<void>) => traced(pid, ['-e', 'trace=clone,clone3,fork,vfork'], work);
 
 describe.skipIf(!haveStrace)('tools are started without forking the server', () => {
   it('SVG rasterization and size, video probe, gif2video and a PDF page conversion: no fork by the server', { timeout: 180_000 }, async () => {

@@ -3,36 +3,17 @@
  * event loop (src/db/wal-sync.ts). Watched from outside with strace on the running server: which
  * thread syncs the write-ahead log, and whether that sync finished before the answer was written.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { haveStrace, traced } from '../helpers/strace.js';
 import { startServer, usingPostgres, type ProjectKeys, type TestServer } from '../helpers/server.js';
 import { restClient, uploadBase } from '../helpers/rest.js';
 
-const haveStrace = spawnSync('strace', ['-V']).status === 0;
 
 let server: TestServer;
 let keys: ProjectKeys;
 
-/** Traces the server's threads (`-f`) with file names for descriptors (`-y`) while `work` runs. */
-async function traced(pid: number, work: () => Promise<void>): Promise<string[]> {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-strace-')), 'trace.txt');
-  const strace: ChildProcess = spawn('strace', ['-f', '-y', '-s', '32', '-e', 'trace=fsync,fdatasync,write,writev', '-p', String(pid), '-o', out], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  strace.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  // strace says "Process N attached" once it traces the threads.
-  for (let i = 0; i < 100 && !/attached/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
-  expect(err).toMatch(/attached/);
-  try {
-    await work();
-  } finally {
-    strace.kill('SIGINT');
-    await new Promise((r) => strace.once('exit', r));
-  }
-  return fs.readFileSync(out, 'utf8').split('\n');
-}
+/** The server's syncs and writes, with file names for descriptors (`-y`). */
+const tracedSyncs = (pid: number, work: () => Promise<void>) => traced(pid, ['-y', '-s', '32', '-e', 'trace=fsync,fdatasync,write,writev'], work);
 
 /** The thread id a trace line belongs to (strace -f prefixes each line with it). */
 const tid = (line: string) => Number(/^(\d+)/.exec(line)?.[1]);
@@ -61,7 +42,7 @@ describe.skipIf(usingPostgres() || !haveStrace)('SQLite commits: durable before 
 
   it('an upload: the WAL is synced by a thread-pool thread, and before the 200 is written', async () => {
     const pid = server.child.pid as number;
-    const lines = await traced(pid, async () => {
+    const lines = await tracedSyncs(pid, async () => {
       const up = await uploadBase(server.upload, keys.public_key, [{ name: 'durable.txt', data: 'bytes that must survive a power cut' }]);
       expect(up.status).toBe(200);
     });
@@ -79,7 +60,7 @@ describe.skipIf(usingPostgres() || !haveStrace)('SQLite commits: durable before 
     const uuid = (await uploadBase(server.upload, keys.public_key, [{ name: 'm.txt', data: 'm' }])).json.file as string;
     const rest = restClient(server.rest, keys);
     const pid = server.child.pid as number;
-    const lines = await traced(pid, async () => {
+    const lines = await tracedSyncs(pid, async () => {
       const put = await rest('PUT', `/files/${uuid}/metadata/colour/`, { body: JSON.stringify('blue') });
       expect(put.status).toBe(201);
     });
