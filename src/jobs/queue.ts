@@ -12,7 +12,7 @@
  * with a per-key limit never has more than that many jobs of one key running across all nodes,
  * and one claim takes the keys in turns, so one key's backlog cannot take every slot.
  */
-import { PostgresAdapter, sql, type Kysely, type RawBuilder, type Selectable, type Transaction, type Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely';
 import type { Db, DbOrTrx, Dialect } from '../db/connect.js';
 import { GroupCommit, runWrite, type BeforeWrite, type MergedStatement } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
@@ -167,30 +167,22 @@ export class JobQueue {
    * key's jobs already running on any node; only ranks within the limit are taken, lowest rank
    * first, so one claim takes the keys in turns. On PostgreSQL the claim holds a transaction-level
    * advisory lock: two nodes counting the same running jobs at once could otherwise both fill a
-   * key up to its limit. The UPDATE re-checks that each row is still claimable. Inside a group
-   * commit's transaction the lock is held until that commits (a few outcomes' writes longer).
+   * key up to its limit; lock and claim are one call of claim_fair_jobs (claimFairPostgres). The
+   * UPDATE re-checks that each row is still claimable. Inside a group commit's transaction the
+   * lock is held until that commits (a few outcomes' writes longer).
    */
   private async claimFair(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number): Promise<JobRow[]> {
+    if (this.dialect === 'postgres') return claimFairPostgres(db, workerId, kinds, limit, perKey, now, lease);
     const kindList = sql.join(kinds.map((k) => sql`${k}`));
-    const due = (j: string) =>
-      sql`${sql.ref(`${j}.state`)} = 'pending' AND ${sql.ref(`${j}.kind`)} IN (${kindList}) AND ${sql.ref(`${j}.run_at_us`)} <= ${now}
-        AND (${sql.ref(`${j}.lease_until_us`)} IS NULL OR ${sql.ref(`${j}.lease_until_us`)} < ${now}) AND ${sql.ref(`${j}.attempts`)} < ${sql.ref(`${j}.max_attempts`)}`;
+    const due = sql`x.state = 'pending' AND x.kind IN (${kindList}) AND x.run_at_us <= ${now}
+        AND (x.lease_until_us IS NULL OR x.lease_until_us < ${now}) AND x.attempts < x.max_attempts`;
     // Only a key's `perKey` oldest due jobs can get a slot, so only those are ranked (`head`: one
     // index range per key, jobs_kind_state_key_due). Ranking every due job cost 8 ms a claim with
     // 2,000 of one project due; this way it is about 1 ms. Jobs without a key rank among
-    // themselves, as before. Every step MATERIALIZED: evaluated once. (Inlined, with stale
-    // statistics after a burst, PostgreSQL re-ran the running count for every due row.)
-    // One key's `perKey` oldest due jobs (k: the key's row in fair_keys).
-    const keyHead = (columns: RawBuilder<unknown>) =>
-      sql`SELECT ${columns} FROM jobs x WHERE ${due('x')} AND x.fair_key = k.fair_key ORDER BY x.run_at_us, x.id LIMIT ${perKey}`;
-    // PostgreSQL runs a LATERAL subquery once per key; the correlated IN that SQLite (which has no
-    // LATERAL) runs once per key was planned by PostgreSQL as a filter over every job: 640 ms.
-    const keyHeads =
-      this.dialect === 'postgres'
-        ? sql`SELECT h.id, h.fair_key, h.run_at_us FROM fair_keys k CROSS JOIN LATERAL (${keyHead(sql`x.id AS id, x.fair_key AS fair_key, x.run_at_us AS run_at_us`)}) AS h`
-        : sql`SELECT j.id, j.fair_key, j.run_at_us FROM fair_keys k JOIN jobs j ON j.id IN (${keyHead(sql`x.id`)})`;
-    const update = (db: DbOrTrx) =>
-      sql<JobRow>`
+    // themselves, as before. Every step MATERIALIZED: evaluated once. SQLite has no LATERAL: a
+    // correlated IN runs once per key. (PostgreSQL, which planned that IN as a filter over every
+    // job, runs the same statement with a LATERAL join inside claim_fair_jobs.)
+    const res = await sql<JobRow>`
         WITH running AS MATERIALIZED (
           SELECT fair_key, COUNT(*) AS n FROM jobs
           WHERE state = 'pending' AND kind IN (${kindList}) AND lease_until_us >= ${now}
@@ -200,11 +192,12 @@ export class JobQueue {
           SELECT DISTINCT fair_key FROM jobs WHERE state = 'pending' AND kind IN (${kindList}) AND fair_key IS NOT NULL
         ),
         head AS MATERIALIZED (
-          ${keyHeads}
+          SELECT j.id, j.fair_key, j.run_at_us FROM fair_keys k JOIN jobs j ON j.id IN (
+            SELECT x.id FROM jobs x WHERE ${due} AND x.fair_key = k.fair_key ORDER BY x.run_at_us, x.id LIMIT ${perKey})
           UNION ALL
           SELECT * FROM (
-            SELECT j.id AS id, j.fair_key AS fair_key, j.run_at_us AS run_at_us FROM jobs j
-            WHERE ${due('j')} AND j.fair_key IS NULL ORDER BY j.run_at_us, j.id LIMIT ${perKey}
+            SELECT x.id AS id, x.fair_key AS fair_key, x.run_at_us AS run_at_us FROM jobs x
+            WHERE ${due} AND x.fair_key IS NULL ORDER BY x.run_at_us, x.id LIMIT ${perKey}
           ) AS keyless
         ),
         ranked AS MATERIALIZED (
@@ -216,12 +209,7 @@ export class JobQueue {
         WHERE id IN (SELECT id FROM ranked WHERE slot <= ${perKey} ORDER BY slot, run_at_us LIMIT ${limit})
           AND state = 'pending' AND (lease_until_us IS NULL OR lease_until_us < ${now})
         RETURNING *`.execute(db);
-    if (this.dialect !== 'postgres') return (await update(db)).rows;
-    const locked = async (trx: DbOrTrx) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':jobs.fair-claim'))`.execute(trx);
-      return (await update(trx)).rows;
-    };
-    return db.isTransaction ? locked(db) : db.transaction().execute(locked);
+    return res.rows;
   }
 
   /**
@@ -370,6 +358,16 @@ async function fencedUpdate(db: DbOrTrx, job: ClaimedJob, set: Updateable<Databa
     .where('attempts', '=', job.attempt)
     .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
+}
+
+/**
+ * PostgreSQL's fair claim: claim_fair_jobs (migration 0021) takes the advisory lock and claims in
+ * one call, one round trip. Sent from here, BEGIN, the lock, the UPDATE and COMMIT were four for
+ * every freed slot; inside a group commit's transaction the lock and the UPDATE were two.
+ */
+async function claimFairPostgres(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number): Promise<JobRow[]> {
+  const res = await sql<JobRow>`SELECT * FROM claim_fair_jobs(${[...kinds]}::text[], ${workerId}, ${limit}, ${perKey}, ${now}, ${lease})`.execute(db);
+  return res.rows;
 }
 
 /**

@@ -21,6 +21,7 @@ import { dashboardSessions } from './0016_dashboard_sessions.js';
 import { fileLabels } from './0017_file_labels.js';
 import { projectCounters } from './0018_project_counters.js';
 import { jobClaimIndexes } from './0020_job_claim_indexes.js';
+import { fairClaimFunction } from './0021_fair_claim_function.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -41,4 +42,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0017_file_labels', fileLabels],
   ['0018_project_counters', projectCounters],
   ['0020_job_claim_indexes', jobClaimIndexes],
+  ['0021_fair_claim_function', fairClaimFunction],
 ];

@@ -1,0 +1,112 @@
+/**
+ * Fair claims against the real store: round trips to PostgreSQL counted on the client (BEGIN and
+ * COMMIT included, which no Kysely plugin sees), and the per-key limit held when several
+ * connections claim the same key at the same moment (the advisory lock inside claim_fair_jobs).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDb, type Db } from '../../src/db/connect.js';
+import { migrate } from '../../src/db/migrations.js';
+import { enqueueMany, JobQueue, type ClaimOptions } from '../../src/jobs/queue.js';
+import { newSchema, usingPostgres } from '../helpers/server.js';
+
+declare module '../../src/jobs/kinds.js' {
+  interface JobPayloads {
+    [testKind: `test.${string}`]: unknown;
+  }
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-claims-'));
+const schema = newSchema();
+const dbs: Db[] = [];
+async function connect(): Promise<Db> {
+  const db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir, ...(schema ? { schema } : {}) });
+  dbs.push(db);
+  return db;
+}
+
+let db: Db;
+beforeAll(async () => {
+  db = await connect();
+  await migrate(db);
+});
+afterAll(async () => {
+  for (const d of dbs) await d.close();
+});
+
+/**
+ * Runs `fn` counting every statement the pg client sends meanwhile (each one a round trip), by
+ * first word. Left out: the burial of jobs out of attempts, which a queue runs at most once a
+ * second per set of kinds (JobQueue.buryAbandoned), not per claim.
+ */
+async function roundTrips<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+  const statements: string[] = [];
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0];
+    const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
+    if (text && !text.includes('>= "max_attempts"')) statements.push(text.trim().split(/\s+/)[0]!.toUpperCase());
+    return original.apply(this, args);
+  };
+  try {
+    return { result: await fn(), statements };
+  } finally {
+    proto.query = original;
+  }
+}
+
+const jobs = (kind: string, key: string, n: number) => Array.from({ length: n }, (_, i) => ({ kind: kind as `test.${string}`, payload: i, fairKey: key }));
+
+describe.skipIf(!usingPostgres())('PostgreSQL fair claims: round trips', () => {
+  it('a lone fair claim is one round trip (lock and claim in one call)', async () => {
+    const kind = 'test.rt-lone';
+    await enqueueMany(db.kysely, jobs(kind, 'P', 5));
+    const q = new JobQueue(db);
+    const { result, statements } = await roundTrips(() => q.claim('w', { kinds: [kind], limit: 3, leaseMs: 60_000, perKeyLimit: 2 }));
+    expect(result.map((j) => j.payload)).toEqual([0, 1]);
+    expect(statements).toEqual(['SELECT']);
+  });
+
+  it('a claim queued behind completions shares their transaction with one statement of its own', async () => {
+    const kind = 'test.rt-batch';
+    await enqueueMany(db.kysely, jobs(kind, 'Q', 6));
+    const q = new JobQueue(db);
+    const opts: ClaimOptions = { kinds: [kind], limit: 3, leaseMs: 60_000, perKeyLimit: 3 };
+    const first = await q.claim('w', opts);
+    expect(first).toHaveLength(3);
+    const { result, statements } = await roundTrips(async () => {
+      const done = first.map((j) => q.complete(j));
+      const next = await q.claim('w', opts);
+      expect(await Promise.all(done)).toEqual([true, true, true]);
+      return next;
+    });
+    expect(result.map((j) => j.payload)).toEqual([3, 4, 5]);
+    // BEGIN, the completions' one UPDATE, the claim, COMMIT.
+    expect(statements).toEqual(['BEGIN', 'UPDATE', 'SELECT', 'COMMIT']);
+  });
+});
+
+describe('fair claims from several connections at the same moment', () => {
+  it('never run more of one key than its limit, and take every job once', async () => {
+    const kind = 'test.rt-race';
+    await enqueueMany(db.kysely, jobs(kind, 'R', 40));
+    const queues = await Promise.all([0, 1, 2, 3].map(async () => new JobQueue(await connect())));
+    const opts: ClaimOptions = { kinds: [kind], limit: 4, leaseMs: 60_000, perKeyLimit: 3 };
+    const seen = new Set<number>();
+    for (let round = 0; round < 40 && seen.size < 40; round++) {
+      const claims = await Promise.all(queues.map((q, w) => q.claim(`w${w}`, opts)));
+      const taken = claims.flat();
+      expect(taken.length).toBeLessThanOrEqual(3);
+      for (const j of taken) {
+        expect(seen.has(j.id)).toBe(false);
+        seen.add(j.id);
+      }
+      await Promise.all(claims.flatMap((c, w) => c.map((j) => queues[w]!.complete(j))));
+    }
+    expect(seen.size).toBe(40);
+  });
+});
