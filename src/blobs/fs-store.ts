@@ -1,7 +1,9 @@
 /**
  * Local-disk BlobStore for the embedded deployment. Writes go to a temp file in the same
  * directory tree, are fsynced, then renamed into place and the directory fsynced, so a crash never
- * leaves a partial blob under its final key.
+ * leaves a partial blob under its final key. A `fresh` key (an upload's new uuid, which no row
+ * names yet) is written in place instead, fsynced, and its directory fsynced: one file created
+ * instead of two directory changes, and a crash mid-write leaves bytes no row names (swept).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,7 +12,8 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { DigestStream } from './digest.js';
 import { streamToNewFile } from './new-file.js';
-import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutResult } from './store.js';
+import { HeadBytes } from './head.js';
+import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
 
@@ -28,20 +31,32 @@ export class FsBlobStore implements BlobStore {
     return path.join(this.root, key);
   }
 
-  async put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult> {
+  async put(key: string, source: Readable, opts: PutOptions): Promise<PutResult> {
     const final = this.localPath(key);
-    const tmp = path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
     const hash = new DigestStream();
+    const head = opts.keepHead ? new HeadBytes(opts.keepHead) : null;
     let size = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         size += chunk.length;
         if (size > opts.maxBytes) return done(opts.onTooLarge());
         hash.update(chunk);
+        head?.update(chunk);
         done(null, chunk);
       },
     });
-    // flush: fsync before close, so the bytes are on disk before the rename makes them visible.
+    const fd = opts.fresh ? await createNew(final) : null;
+    // flush: fsync before close, so the bytes are on disk before a rename (or a row) names them.
+    if (fd !== null) await streamToNewFile(final, source, [meter], { flush: true, fd });
+    else await this.writeBesideAndRename(final, source, meter);
+    // The directory entry must be on disk too before anyone is told the bytes are durable.
+    await syncDir(path.dirname(final));
+    return { size, ...hash.digest(), ...(head ? { head: head.bytes() } : {}) };
+  }
+
+  /** A write that never shows partial bytes under `final`: a temporary file, fsynced, then renamed over it. */
+  private async writeBesideAndRename(final: string, source: Readable, meter: Transform): Promise<void> {
+    const tmp = path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
     await streamToNewFile(tmp, source, [meter], { flush: true });
     try {
       // A full disk can fail the directory too: the temp file must not outlive the request then.
@@ -51,8 +66,6 @@ export class FsBlobStore implements BlobStore {
       await fsp.rm(tmp, { force: true });
       throw err;
     }
-    await syncDir(path.dirname(final));
-    return { size, ...hash.digest() };
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {
@@ -134,6 +147,28 @@ async function* walk(root: string, dir: string): AsyncIterable<BlobEntry> {
       const st = await fsp.stat(full).catch(() => null);
       if (st) yield { key: path.relative(root, full).split(path.sep).join('/'), modifiedMs: st.mtimeMs };
     }
+  }
+}
+
+/**
+ * Opens `file` for writing if it does not exist yet (its directory made on first use); null when
+ * it exists. Exclusive, so a fresh write never truncates bytes something already relies on.
+ */
+async function createNew(file: string): Promise<number | null> {
+  const open = () => new Promise<number>((resolve, reject) => fs.open(file, 'wx', (err, fd) => (err ? reject(err) : resolve(fd))));
+  try {
+    return await open();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return null;
+    if (code !== 'ENOENT') throw err;
+  }
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  try {
+    return await open();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return null;
+    throw err;
   }
 }
 

@@ -15,10 +15,12 @@ export interface NewFileOptions {
   /** fsync before close (durable bytes before a rename makes them visible). */
   flush?: boolean;
   mode?: number;
+  /** The file, already opened for writing (it is closed when the stream ends or fails). */
+  fd?: number;
 }
 
 export async function streamToNewFile(file: string, source: Readable, through: Transform[], opts: NewFileOptions = {}): Promise<void> {
-  const sink = fs.createWriteStream(file, { flush: opts.flush ?? false, ...(opts.mode !== undefined ? { mode: opts.mode } : {}) });
+  const sink = fs.createWriteStream(file, { flush: opts.flush ?? false, ...(opts.mode !== undefined ? { mode: opts.mode } : {}), ...(opts.fd !== undefined ? { fd: opts.fd } : {}) });
   try {
     await pipeline([source, ...through, sink]);
   } catch (err) {

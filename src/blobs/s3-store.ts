@@ -22,8 +22,9 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { DigestStream } from './digest.js';
+import { HeadBytes } from './head.js';
 import { sweepSpool } from './local-file.js';
-import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PresignedMultipart, type PutResult, type UploadedPart } from './store.js';
+import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PresignedMultipart, type PutOptions, type PutResult, type UploadedPart } from './store.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -71,8 +72,9 @@ export class S3BlobStore implements BlobStore {
     });
   }
 
-  async put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult> {
+  async put(key: string, source: Readable, opts: PutOptions): Promise<PutResult> {
     const hash = new DigestStream();
+    const head = opts.keepHead ? new HeadBytes(opts.keepHead) : null;
     let size = 0;
     let tooLarge = false;
     const meter = new Transform({
@@ -83,6 +85,7 @@ export class S3BlobStore implements BlobStore {
           return done(opts.onTooLarge());
         }
         hash.update(chunk);
+        head?.update(chunk);
         done(null, chunk);
       },
     });
@@ -105,7 +108,7 @@ export class S3BlobStore implements BlobStore {
       await this.delete(key);
       throw tooLarge ? opts.onTooLarge() : sourceError;
     }
-    return { size, ...hash.digest() };
+    return { size, ...hash.digest(), ...(head ? { head: head.bytes() } : {}) };
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {

@@ -10,6 +10,23 @@ export interface PutResult {
   md5: string;
   /** Lowercase hex SHA-256 of the bytes (their content address, docs/storage.md). */
   sha256: string;
+  /** The first min(size, keepHead) bytes, when `put` was asked to keep them and the store can. */
+  head?: Buffer;
+}
+
+export interface PutOptions {
+  maxBytes: number;
+  onTooLarge: () => Error;
+  /** Keep this many first bytes in memory and return them as `head` (type sniffing of new uploads). */
+  keepHead?: number;
+  /**
+   * The key is new and nothing reads it before the caller commits a row naming it (an upload's
+   * fresh uuid): a store may then write the bytes in place instead of beside it and renaming
+   * (fs: one file created instead of a temporary one plus a rename). A crash mid-write leaves a
+   * partial blob that no row names, which the leftovers sweep reclaims. If the key exists after
+   * all (a retried conversion), the store replaces it atomically as usual.
+   */
+  fresh?: boolean;
 }
 
 export interface ByteRange {
@@ -24,7 +41,7 @@ export interface BlobStore {
    * (fs: written, fsynced and renamed; S3: object complete). Rejects, leaving nothing under `key`,
    * when the source fails or exceeds `maxBytes` (error from `onTooLarge`).
    */
-  put(key: string, source: Readable, opts: { maxBytes: number; onTooLarge: () => Error }): Promise<PutResult>;
+  put(key: string, source: Readable, opts: PutOptions): Promise<PutResult>;
   /** Reads the whole blob or an inclusive byte range. Rejects with BlobNotFound when absent. */
   get(key: string, range?: ByteRange): Promise<Readable>;
   /** Size in bytes, or null when absent. */

@@ -15,7 +15,7 @@ import { FileRecordCache } from './record-cache.js';
 import { uuidInKey } from '../blobs/sweep.js';
 import type { SearchCursor, SearchQuery } from './search-query.js';
 import { enqueue } from '../jobs/queue.js';
-import { inspectFile, type Inspection } from '../media/pipeline/inspect.js';
+import { INSPECT_HEAD_BYTES, inspectFile, inspectHead, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
 import { FileEventOutbox } from '../jobs/event-outbox.js';
 import { systemInitiator, type Initiator } from '../jobs/file-events.js';
@@ -53,6 +53,8 @@ export interface StagedBlob {
   md5: string;
   /** Content address: a committed row shares the project's blob with the same SHA-256, if any. */
   sha256: string;
+  /** The first bytes (inspect.ts's INSPECT_HEAD_BYTES), kept as they streamed in, when the store returned them. */
+  head?: Buffer;
 }
 
 /** Work that must commit with a new file's row (add-ons run on upload enqueue theirs here). */
@@ -126,8 +128,9 @@ export class FileService {
    */
   async stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid = newUuid()): Promise<StagedBlob> {
     const blobKey = fileBlobKey(uuid);
-    const { size, md5, sha256 } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge });
-    return { uuid, blobKey, size, md5, sha256 };
+    // fresh: no row names this key until commit() (a crash in between leaves bytes the sweep reclaims).
+    const { size, md5, sha256, head } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge, keepHead: INSPECT_HEAD_BYTES, fresh: true });
+    return { uuid, blobKey, size, md5, sha256, ...(head ? { head } : {}) };
   }
 
   /** Drops staged bytes that will never get a row (the request failed after staging). */
@@ -142,7 +145,7 @@ export class FileService {
    */
   async commit(project: ProjectRow, staged: StagedBlob, opts: Omit<IngestOptions, 'maxBytes' | 'onTooLarge'>): Promise<FileRecord> {
     try {
-      const inspection = await this.inspect(staged.blobKey);
+      const inspection = await this.inspect(staged);
       const original = cleanOriginalFilename(opts.originalFilename);
       const stored = opts.store === 'auto' ? project.autostore : opts.store;
       const record: FileRecord = {
@@ -178,8 +181,10 @@ export class FileService {
     }
   }
 
-  private async inspect(blobKey: string): Promise<Inspection> {
-    return withLocalFile(this.blobs, blobKey, inspectFile);
+  /** From the head kept during the upload when there is one: most types need no read of the file. */
+  private async inspect(staged: StagedBlob): Promise<Inspection> {
+    const withPath = (fn: (path: string) => Promise<Inspection>) => withLocalFile(this.blobs, staged.blobKey, fn);
+    return staged.head ? inspectHead(staged.head, withPath) : withPath((path) => inspectFile(path));
   }
 
   /**

@@ -153,6 +153,37 @@ describe.each(backends)('BlobStore contract: %s', (_name, make) => {
     expect(await store.size('files/ab/fail')).toBeNull();
   });
 
+  it('keepHead: put returns the first bytes as they streamed past (short and long bodies, many chunks)', async () => {
+    const long = crypto.randomBytes(200_000);
+    const chunks = [long.subarray(0, 1000), long.subarray(1000, 70_000), long.subarray(70_000)];
+    const put = await store.put('files/ab/head', Readable.from(chunks), { maxBytes: 1e9, onTooLarge: tooLarge, keepHead: 65536 });
+    expect(put.head?.equals(long.subarray(0, 65536))).toBe(true);
+    expect(put.sha256).toBe(sha256(long));
+    const short = await store.put('files/ab/head-short', Readable.from([Buffer.from('tiny')]), { maxBytes: 100, onTooLarge: tooLarge, keepHead: 65536 });
+    expect(short.head?.toString()).toBe('tiny');
+    expect((await store.put('files/ab/head-none', Readable.from([Buffer.from('x')]), { maxBytes: 100, onTooLarge: tooLarge })).head).toBeUndefined();
+  });
+
+  it('fresh: a new key holds its bytes; an existing key is replaced whole; a failing source leaves nothing', async () => {
+    const body = crypto.randomBytes(100_000);
+    await store.put('files/fr/new', Readable.from([body]), { maxBytes: 1e9, onTooLarge: tooLarge, fresh: true });
+    expect((await readAll(await store.get('files/fr/new'))).equals(body)).toBe(true);
+    // A retried conversion writes its chosen key again: the bytes are replaced, never truncated or appended.
+    await store.put('files/fr/new', Readable.from([Buffer.from('again')]), { maxBytes: 1e9, onTooLarge: tooLarge, fresh: true });
+    expect((await readAll(await store.get('files/fr/new'))).toString()).toBe('again');
+    let sent = 0;
+    const failing = new Readable({
+      read() {
+        if (sent++ < 3) this.push(Buffer.alloc(65536, 7));
+        else this.destroy(new Error('client went away'));
+      },
+    });
+    await expect(store.put('files/fr/fail', failing, { maxBytes: 1e9, onTooLarge: tooLarge, fresh: true })).rejects.toThrow('client went away');
+    expect(await store.size('files/fr/fail')).toBeNull();
+    await expect(store.put('files/fr/big', generated(300_000), { maxBytes: 100_000, onTooLarge: tooLarge, fresh: true })).rejects.toBeInstanceOf(TooLarge);
+    expect(await store.size('files/fr/big')).toBeNull();
+  });
+
   it('a large streamed put (multipart on S3) round-trips', async () => {
     const total = 18 * 1024 * 1024 + 123;
     const whole = await readAll(generated(total, 5));

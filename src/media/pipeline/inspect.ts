@@ -15,10 +15,12 @@ export interface Inspection {
   contentInfo: ContentInfo;
 }
 
-const HEAD_BYTES = 64 * 1024;
+/** How much of the start of a file the type sniffing reads (an upload keeps these bytes as they pass). */
+export const INSPECT_HEAD_BYTES = 64 * 1024;
 
-export async function inspectFile(path: string): Promise<Inspection> {
-  const head = await readHead(path, HEAD_BYTES);
+/** `head`: the file's first min(size, INSPECT_HEAD_BYTES) bytes when the caller holds them already. */
+export async function inspectFile(path: string, head?: Buffer): Promise<Inspection> {
+  head ??= await readHead(path, INSPECT_HEAD_BYTES);
   let mimeType = await sniffMime(head);
   // A TIFF's directory may sit anywhere (ffmpeg and libtiff write it after the pixels): past the
   // head, file-type needs the whole file to find it.
@@ -35,6 +37,19 @@ export async function inspectFile(path: string): Promise<Inspection> {
   if (!image) return { mimeType, isImage: false, contentInfo };
   contentInfo.image = image;
   return { mimeType, isImage: image.width * image.height <= MAX_INPUT_PIXELS, contentInfo };
+}
+
+/**
+ * inspectFile for bytes whose head the caller holds: the file itself (`withPath` lends a local
+ * path) is opened only when the type needs more than the head (a TIFF, a video, an image). A file
+ * of any other type is judged from the head alone, exactly as inspectFile would judge it.
+ */
+export async function inspectHead(head: Buffer, withPath: (inspect: (path: string) => Promise<Inspection>) => Promise<Inspection>): Promise<Inspection> {
+  const mimeType = await sniffMime(head);
+  const [type = 'application', subtype = 'octet-stream'] = mimeType.split('/');
+  const needsFile = type === 'video' || type === 'image' || (mimeType === 'application/octet-stream' && isTiffMagic(head));
+  if (needsFile) return withPath((path) => inspectFile(path, head));
+  return { mimeType, isImage: false, contentInfo: { mime: { mime: mimeType, type, subtype } } };
 }
 
 /** Magic numbers first; then the text formats file-type leaves out (SVG, plain text). */
