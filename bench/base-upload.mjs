@@ -3,7 +3,10 @@
 // Fastify route writing the part to a temp file, fsync, rename and one committed SQLite row
 // (bench/bare-upload-server.mjs). Both servers pinned to core 1 and wrk to core 0; they take turns
 // BENCH_ROUNDS times. Prints req/s, p50/p99, server CPU ms per request and issue #19's item 2
-// target (>= 0.6x the floor's req/s). SQLite by default; STOWAGE_DATABASE_URL=postgres://… for PostgreSQL.
+// target (>= 0.6x the floor's req/s). Then the "many clients" case: both servers let onto both
+// cores (taskset -a -p), wrk unpinned with BENCH_UPLOAD_MANY_CONNECTIONS (default 64) connections,
+// uploads/s of each and issue #19's ">= 1,000 small uploads/s on two cores" target.
+// SQLite by default; STOWAGE_DATABASE_URL=postgres://… for PostgreSQL.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -18,6 +21,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_UPLOAD_CONNECTIONS ?? 8);
 const SIZE = Number(process.env.BENCH_UPLOAD_BYTES ?? 64 * 1024);
+const MANY = Number(process.env.BENCH_UPLOAD_MANY_CONNECTIONS ?? 64);
 
 if (!have('wrk') || !have('taskset')) {
   console.log('bench/base-upload.mjs skipped: needs wrk and taskset (Debian: apt-get install wrk util-linux)');
@@ -59,10 +63,17 @@ const floorDir = path.join(work, 'floor');
 const bare = await startProc(process.execPath, [path.join(HERE, 'bare-upload-server.mjs'), floorDir, String(port)], { pin: 1, ready: (o) => o.includes('listening') });
 
 const runs = { stowage: [], bare: [] };
+const many = { stowage: [], bare: [] };
 try {
   for (let round = 0; round < ROUNDS; round++) {
     runs.stowage.push(await wrk({ base: s.upload, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: CONNECTIONS, seconds: SECONDS, serverPid: s.pid, pin: 0, dir: work }));
     runs.bare.push(await wrk({ base: `http://127.0.0.1:${port}`, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: CONNECTIONS, seconds: SECONDS, serverPid: bare.pid, pin: 0, dir: work }));
+  }
+  // Many clients on two cores: every thread of both servers may now run on either core.
+  for (const pid of [s.pid, bare.pid]) execFileSync('taskset', ['-a', '-p', '-c', '0,1', String(pid)], { stdio: 'ignore' });
+  for (let round = 0; round < ROUNDS; round++) {
+    many.stowage.push(await wrk({ base: s.upload, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: MANY, seconds: SECONDS, serverPid: s.pid, dir: work }));
+    many.bare.push(await wrk({ base: `http://127.0.0.1:${port}`, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: MANY, seconds: SECONDS, serverPid: bare.pid, dir: work }));
   }
 } finally {
   await s.stop();
@@ -75,11 +86,17 @@ const mean = (list) => {
   const weighted = (f) => list.reduce((a, r) => a + f(r) * r.requests, 0) / requests;
   return { rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), cpuMsPerReq: weighted((r) => r.cpuMsPerReq), bad: list.reduce((a, r) => a + r.bad, 0) };
 };
-const R = { 'stowage POST /base/ (stored)': mean(runs.stowage), 'bare durable write (floor)': mean(runs.bare) };
+const R = {
+  [`stowage POST /base/ (stored), 1 core, ${CONNECTIONS} conn`]: mean(runs.stowage),
+  [`bare durable write (floor), 1 core, ${CONNECTIONS} conn`]: mean(runs.bare),
+  [`stowage, 2 cores, ${MANY} conn`]: mean(many.stowage),
+  [`floor, 2 cores, ${MANY} conn`]: mean(many.bare),
+};
 const f = (v, d = 1) => v.toFixed(d);
-console.log(`${'server'.padEnd(32)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'errors'.padStart(7)}`);
-for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(32)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${String(r.bad).padStart(7)}`);
-const [st, fl] = Object.values(R);
+console.log(`${'server'.padEnd(46)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'errors'.padStart(7)}`);
+for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(46)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${String(r.bad).padStart(7)}`);
+const [st, fl, mst, mfl] = Object.values(R);
 const ratio = st.rps / fl.rps;
 console.log(`target: req/s stowage / floor ${f(ratio, 2)} (>= 0.6) ${ratio >= 0.6 ? 'MET' : 'MISSED'}`);
+console.log(`target: many clients on two cores ${f(mst.rps, 0)} uploads/s (>= 1,000) ${mst.rps >= 1000 ? 'MET' : 'MISSED'}; against the floor unpinned ${f(mst.rps / mfl.rps, 2)}x`);
 fs.rmSync(work, { recursive: true, force: true });

@@ -18,11 +18,16 @@ export class ContentRepo {
     // PostgreSQL: the insert can find a committed row that the reclaim of its last file is deleting
     // right now; the locking read then waits for that and sees no row. The next insert succeeds.
     for (let attempt = 0; attempt < 5; attempt++) {
-      await trx
+      // Most uploads bring new bytes: the insert answers their row itself, one statement (one
+      // round trip on PostgreSQL) instead of an insert and a read. The row is this transaction's,
+      // so it is locked until the commit as the read's FOR UPDATE would lock it.
+      const inserted = await trx
         .insertInto('file_contents')
         .values({ project_id: c.projectId, sha256: c.sha256, blob_key: c.stagedKey, size: c.size, created_us: c.nowUs })
         .onConflict((oc) => oc.doNothing())
-        .execute();
+        .returning('blob_key')
+        .executeTakeFirst();
+      if (inserted) return inserted.blob_key;
       let s = trx.selectFrom('file_contents').select('blob_key').where('project_id', '=', c.projectId).where('sha256', '=', c.sha256);
       if (this.store.dialect === 'postgres') s = s.forUpdate();
       const row = await s.executeTakeFirst();
