@@ -39,6 +39,15 @@ interface Probe {
   tMs: number;
   rssMb: number;
   fds: number;
+  /** V8's used heap and memory outside it held by JS objects (Buffers), from /metrics: tells a JS leak from native growth. */
+  heapMb?: number;
+  externalMb?: number;
+}
+
+/** One gauge of the server's own /metrics, in MB (undefined when absent). */
+function gaugeMb(text: string, name: string): number | undefined {
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
+  return m ? Math.round(Number(m[1]) / 1048576) : undefined;
 }
 
 /** Slope (per ms) of the least-squares line through (t, y). */
@@ -160,9 +169,15 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
     const history: Probe[] = [];
     const pid = server.child.pid!;
     const t0 = Date.now();
-    const sample = () => history.push({ tMs: Date.now() - t0, rssMb: rssMb(pid), fds: openFds(pid) });
-    sample();
-    const sampler = setInterval(sample, SAMPLE_EVERY_MS);
+    const sample = async () => {
+      const probe: Probe = { tMs: Date.now() - t0, rssMb: rssMb(pid), fds: openFds(pid) };
+      history.push(probe);
+      const text = await fetch(`${server.rest}/metrics`).then((r) => r.text()).catch(() => '');
+      probe.heapMb = gaugeMb(text, 'stowage_nodejs_heap_size_used_bytes');
+      probe.externalMb = gaugeMb(text, 'stowage_nodejs_external_memory_bytes');
+    };
+    await sample();
+    const sampler = setInterval(() => void sample(), SAMPLE_EVERY_MS);
     const endAt = t0 + MINUTES * 60_000;
     try {
       await Promise.all(
@@ -183,7 +198,7 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
     } finally {
       clearInterval(sampler);
     }
-    sample();
+    await sample();
 
     // Every acknowledged upload's event reaches the receiver (at least once).
     const delivered = () => new Set(receiver.received.filter((r) => r.json?.hook?.event === 'file.uploaded').map((r) => r.json.data.uuid as string));
@@ -208,7 +223,7 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
       duplicateDeliveries: receiver.received.length - new Set(receiver.received.map((r) => r.body)).size,
       rssMb: { first: history[0]!.rssMb, last: history[history.length - 1]!.rssMb, peak: Math.max(...history.map((s) => s.rssMb)), secondHalfGrowth: Math.round(rssGrowth) },
       fds: { first: history[0]!.fds, last: history[history.length - 1]!.fds, peak: Math.max(...history.map((s) => s.fds)), secondHalfGrowth: Math.round(fdGrowth * 10) / 10 },
-      samples: history.map((s) => `${Math.round(s.tMs / 1000)}s:${s.rssMb}MB/${s.fds}`).join(' '),
+      samples: history.map((s) => `${Math.round(s.tMs / 1000)}s:${s.rssMb}MB/${s.fds}/h${s.heapMb ?? '?'}/x${s.externalMb ?? '?'}`).join(' '),
     });
     expect(errors, 'errors').toEqual([]);
     expect(missing.slice(0, 10), 'uploads whose webhook never came').toEqual([]);

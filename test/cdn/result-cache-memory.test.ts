@@ -1,0 +1,40 @@
+/**
+ * The memory part of the CDN result cache keeps its own copy of each body (issue #11, the soak's
+ * RSS growth): a rendered body is sharp's output buffer, allocated by a libvips thread, and
+ * keeping it for minutes pinned that thread's malloc arena. A real sharp render goes in; what
+ * comes out must be equal bytes in memory that is not the renderer's.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import sharp from 'sharp';
+import { afterAll, expect, it } from 'vitest';
+import { ResultCache, type ResultMeta } from '../../src/delivery/result-cache.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+it('a body kept in memory is a copy, not a view of the rendered buffer', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-result-cache-'));
+  dirs.push(dir);
+  const cache = new ResultCache(dir, 1024 ** 2, 1024 ** 2, pino({ level: 'silent' }));
+  await cache.init();
+  const rendered = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#c04020' } }).png().toBuffer();
+  const meta: ResultMeta = { contentType: 'image/png', width: 40, height: 30, format: 'png', varyAccept: false };
+  const expected = Buffer.from(rendered);
+
+  await cache.put('k', meta, rendered);
+  const hit = await cache.get('k');
+
+  expect(hit?.kind).toBe('memory');
+  if (hit?.kind !== 'memory') return;
+  expect(hit.body.equals(expected)).toBe(true);
+  expect(hit.body.buffer).not.toBe(rendered.buffer);
+  // Once the renderer's buffer is gone (here: overwritten), the cached body is unchanged.
+  rendered.fill(0);
+  expect(hit.body.equals(expected)).toBe(true);
+  expect((await sharp(hit.body).metadata()).width).toBe(40);
+});
