@@ -3,6 +3,7 @@
  * colour profile and metadata handling, and the encoder settings per quality level.
  */
 import exifr from 'exifr';
+import { CARRIED_EXIF, CARRIED_EXIF_NO_GPS } from './exif-options.js';
 import type { Exif } from 'sharp';
 import type { Plan } from '../plan.js';
 import type { PipelineStage } from './state.js';
@@ -80,10 +81,7 @@ export async function encode(s: PipelineStage, opened: Opened, source: SourceFil
 
 /** EXIF rebuilt as sharp string tags; `withGps` false drops the GPS directory (strip_meta/sensitive). */
 async function exifFor(input: string | Buffer, withGps: boolean): Promise<Exif> {
-  const raw = (await exifr.parse(input, {
-    tiff: true, ifd0: {}, exif: true, gps: withGps, ifd1: false, interop: false, makerNote: false, userComment: false,
-    translateKeys: true, translateValues: false, reviveValues: false, mergeOutput: false,
-  } as never).catch(() => null)) as Record<string, Record<string, unknown>> | null;
+  const raw = (await exifr.parse(input, withGps ? CARRIED_EXIF : CARRIED_EXIF_NO_GPS).catch(() => null)) as Record<string, Record<string, unknown>> | null;
   const dir = (o: Record<string, unknown> | undefined): Record<string, string> => {
     const d: Record<string, string> = {};
     for (const [k, v] of Object.entries(o ?? {})) {

@@ -6,6 +6,7 @@
 import { open } from 'node:fs/promises';
 import sharp, { type Metadata } from 'sharp';
 import exifr from 'exifr';
+import { DATE_AND_GPS_TAGS } from './exif-options.js';
 import type { ImageInfo } from '../../core/file-record.js';
 import { detectKind, headerSize } from './decoders.js';
 import { heicSizeInWorker } from './decode-pool.js';
@@ -111,7 +112,7 @@ function colorMode(meta: Metadata): string {
 
 async function readExif(path: string): Promise<{ geo: ImageInfo['geo_location']; datetimeOriginal: string | null }> {
   try {
-    const tags = (await exifr.parse(path, { pick: ['DateTimeOriginal', 'GPSLatitude', 'GPSLongitude', 'GPSLatitudeRef', 'GPSLongitudeRef'], reviveValues: false })) as
+    const tags = (await exifr.parse(path, DATE_AND_GPS_TAGS)) as
       | Record<string, unknown>
       | undefined;
     if (!tags) return { geo: null, datetimeOriginal: null };

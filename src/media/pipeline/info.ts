@@ -3,6 +3,7 @@
  * HTTP layer, which knows the uuid.
  */
 import exifr from 'exifr';
+import { DATE_TAG } from './exif-options.js';
 import type { Metadata } from 'sharp';
 import { type SourceFile, NOT_IMAGE, inputOf, kindOf, openSource, readHead, svgFacts } from './source.js';
 import { type OtherKind, isOtherKind } from './decoders.js';
@@ -29,7 +30,7 @@ export async function imageJson(source: SourceFile, timeoutMs = DECODE_TIMEOUT_M
   if (meta?.exif) {
     const gps = (await exifr.gps(inputOf(source)).catch(() => undefined)) as { latitude?: number; longitude?: number } | undefined;
     if (gps && Number.isFinite(gps.latitude) && Number.isFinite(gps.longitude)) geo = { latitude: gps.latitude!, longitude: gps.longitude! };
-    const ex = (await exifr.parse(inputOf(source), { pick: ['DateTimeOriginal'], reviveValues: false } as never).catch(() => null)) as { DateTimeOriginal?: string } | null;
+    const ex = (await exifr.parse(inputOf(source), DATE_TAG).catch(() => null)) as { DateTimeOriginal?: string } | null;
     const m = ex?.DateTimeOriginal ? /^(\d{4}):(\d{2}):(\d{2}) (\d{2}:\d{2}:\d{2})/.exec(ex.DateTimeOriginal) : null;
     if (m) taken = `${m[1]}-${m[2]}-${m[3]}T${m[4]}`;
   }
