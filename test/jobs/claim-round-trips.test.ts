@@ -1,7 +1,10 @@
 /**
  * Fair claims against the real store: round trips to PostgreSQL counted on the client (BEGIN and
  * COMMIT included, which no Kysely plugin sees), and the per-key limit held when several
- * connections claim the same key at the same moment (the advisory lock inside claim_fair_jobs).
+ * connections claim the same key at the same moment. (That test passes without the advisory lock
+ * too: with one key, a claim whose snapshot is stale picks the rows it thinks are next, and the
+ * ones another claim took fail its re-check. The lock guards rarer interleavings, such as a row
+ * that fell due between the two claims' clocks.)
  */
 import fs from 'node:fs';
 import os from 'node:os';
