@@ -1,11 +1,13 @@
-// `node bench/uploads.mjs`: a 1 GiB multipart upload through the Upload API (parts of the
-// documented default size, 5 MiB, 4 PUTs at a time on kept-alive connections, then
-// /multipart/complete/) against its floors: a bare node:http server streaming one 1 GiB PUT into a
+// `node bench/uploads.mjs`: a 1 GiB direct upload (`POST /base/`, one multipart/form-data body
+// streamed as curl -F sends it: the public key field, then the file) and a 1 GiB multipart upload
+// through the Upload API (parts of the documented default size, 5 MiB, 4 PUTs at a time on
+// kept-alive connections, then /multipart/complete/) against their floors: a bare node:http server streaming one 1 GiB PUT into a
 // file and fsyncing it, and `dd conv=fsync` of the same bytes. Prints MiB/s, the completion's own
 // time and the ratios. BENCH_UPLOAD_MIB changes the size, BENCH_ROUNDS the rounds (best kept);
 // BENCH_APP_ROOT runs another checkout's build (bin/, dist/) for a before/after comparison;
-// BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server. Also prints the
-// server's peak RSS (VmHWM) and its CPU time (all threads) over the rounds.
+// BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server; BENCH_CASES=direct or
+// multipart runs one case. Each case gets its own server, whose peak RSS (VmHWM) and CPU time per
+// upload (all threads, and the main thread alone) are printed.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -22,6 +24,7 @@ const SIZE = Number(process.env.BENCH_UPLOAD_MIB ?? 1024) * MiB;
 const PART = 5 * MiB;
 const AT_ONCE = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CASES = (process.env.BENCH_CASES ?? 'direct,multipart').split(',');
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-up-'));
 const source = path.join(work, 'source.bin');
@@ -83,7 +86,36 @@ async function multipartOnce(upload, publicKey) {
   return { total: (t2 - t0) / 1000, complete: (t2 - t1) / 1000 };
 }
 
-async function stowageRounds() {
+/** One direct upload (POST /base/) of the source file, streamed as one multipart/form-data body. */
+async function directOnce(upload, publicKey) {
+  const boundary = `----stowagebench${crypto.randomBytes(8).toString('hex')}`;
+  const field = (name, value) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const head = Buffer.from(
+    field('UPLOADCARE_PUB_KEY', publicKey) + field('UPLOADCARE_STORE', '1') +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const t0 = performance.now();
+  const res = await new Promise((resolve, reject) => {
+    const headers = { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + SIZE + tail.length };
+    const req = http.request(`${upload}/base/`, { method: 'POST', agent, headers }, (r) => {
+      const chunks = [];
+      r.on('data', (c) => chunks.push(c));
+      r.on('end', () => resolve({ status: r.statusCode, text: Buffer.concat(chunks).toString() }));
+      r.on('error', reject);
+    });
+    req.on('error', reject);
+    req.write(head);
+    const file = fs.createReadStream(source, { highWaterMark: MiB });
+    file.pipe(req, { end: false });
+    file.on('end', () => req.end(tail));
+    file.on('error', reject);
+  });
+  if (res.status !== 200) throw new Error(`base: ${res.status} ${res.text}`);
+  return { total: (performance.now() - t0) / 1000, complete: 0 };
+}
+
+async function stowageRounds(once) {
   const dataDir = path.join(work, 'data');
   const bin = path.join(APP, 'bin', 'stowage.js');
   const env = { STOWAGE_DATA_DIR: dataDir, STOWAGE_LOG_LEVEL: 'warn', STOWAGE_RATE_UPLOAD_PER_SEC: '0', STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0' };
@@ -99,7 +131,7 @@ async function stowageRounds() {
     const runs = [];
     const ticks0 = cpuTicks(p.pid);
     const main0 = mainThreadTicks(p.pid);
-    for (let i = 0; i < ROUNDS; i++) runs.push(await multipartOnce(upload, keys.public_key));
+    for (let i = 0; i < ROUNDS; i++) runs.push(await once(upload, keys.public_key));
     const cpuS = (cpuTicks(p.pid) - ticks0) / CLK_TCK / ROUNDS;
     const mainS = (mainThreadTicks(p.pid) - main0) / CLK_TCK / ROUNDS;
     return { ...runs.sort((a, b) => a.total - b.total)[0], cpuS, mainS, peakRssMb: peakRssMb(p.pid) };
@@ -175,10 +207,20 @@ try {
   console.log(`dd conv=fsync           ${dd.toFixed(2)} s  ${rate(dd)}   (load ${load()})`);
   const floor = await floorRounds();
   console.log(`node:http + fsync floor ${floor.toFixed(2)} s  ${rate(floor)}   (load ${load()})`);
-  const mp = await stowageRounds();
-  console.log(`Stowage multipart       ${mp.total.toFixed(2)} s  ${rate(mp.total)}   completion ${mp.complete.toFixed(2)} s   (load ${load()})`);
-  console.log(`Stowage server          peak RSS ${mp.peakRssMb.toFixed(0)} MB (< 150 MB is the target), CPU per upload ${mp.cpuS.toFixed(2)} s (all threads), ${mp.mainS.toFixed(2)} s (main thread)`);
-  console.log(`ratios (throughput): Stowage/floor ${(floor / mp.total).toFixed(2)}, Stowage/dd ${(dd / mp.total).toFixed(2)}, floor/dd ${(dd / floor).toFixed(2)} (target ≥ 0.8 of the floor)`);
+  const server = (mp) => `peak RSS ${mp.peakRssMb.toFixed(0)} MB (< 150 MB is the target), CPU per upload ${mp.cpuS.toFixed(2)} s (all threads), ${mp.mainS.toFixed(2)} s (main thread)`;
+  const ratios = (mp) => `ratios (throughput): Stowage/floor ${(floor / mp.total).toFixed(2)}, Stowage/dd ${(dd / mp.total).toFixed(2)}, floor/dd ${(dd / floor).toFixed(2)} (target ≥ 0.8 of the floor)`;
+  if (CASES.includes('direct')) {
+    const d = await stowageRounds(directOnce);
+    console.log(`Stowage direct /base/   ${d.total.toFixed(2)} s  ${rate(d.total)}   (load ${load()})`);
+    console.log(`  server                ${server(d)}`);
+    console.log(`  ${ratios(d)}`);
+  }
+  if (CASES.includes('multipart')) {
+    const mp = await stowageRounds(multipartOnce);
+    console.log(`Stowage multipart       ${mp.total.toFixed(2)} s  ${rate(mp.total)}   completion ${mp.complete.toFixed(2)} s   (load ${load()})`);
+    console.log(`  server                ${server(mp)}`);
+    console.log(`  ${ratios(mp)}`);
+  }
 } finally {
   agent.destroy();
   fs.rmSync(work, { recursive: true, force: true });
