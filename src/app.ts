@@ -60,6 +60,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls, routes((f) => f.restRoutes), {
     open: routes((f) => f.openRestRoutes),
     sessions: features.flatMap((f) => (f.restSession ? [f.restSession] : [])),
+    quickReads: features.flatMap((f) => f.restQuickReads ?? []),
   })]);
   if (config.only.includes('upload')) fastifyApps.push(['upload', await buildUploadServer(ctx, tls, routes((f) => f.uploadRoutes))]);
   for (const [surface, app] of fastifyApps) {

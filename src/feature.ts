@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FileRecord } from './core/file-record.js';
+import type { RestVersion } from './core/file-json.js';
 import type { CdnHandlers } from './http/cdn/server.js';
 import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
@@ -20,6 +21,8 @@ export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
 export interface Feature {
   name: string;
   restRoutes?: RoutePlugin;
+  /** REST reads the server may answer from memory before routing (see RestQuickRead). */
+  restQuickReads?: RestQuickRead[];
   /**
    * REST-surface routes that authenticate on their own (the dashboard's pages and sign-in): the
    * API's Accept, signature, throttle and CORS hooks skip them.
@@ -49,6 +52,22 @@ export interface Feature {
  * session that ended or a write from another site.
  */
 export type RestSessionAuth = (req: FastifyRequest) => Promise<number | null>;
+
+/**
+ * A REST read a feature can answer without a promise when all it needs is in memory (a file's info
+ * from the node's record cache). The REST server tries it before routing, for a plain GET whose
+ * credentials it can check at once (cached keys), after the Accept and authentication checks and
+ * before throttling, so the answer is the very one the route would give; a read that cannot answer
+ * at once returns null and the route answers as usual (src/http/rest/quick-reads.ts).
+ */
+export interface RestQuickRead {
+  /** The route pattern it stands in for: the request's metrics label. */
+  route: string;
+  /** What the read needs from the URL (path only, no query string), or null when it is not this read's. */
+  match(path: string): string | null;
+  /** The JSON body the route would send with 200, or null when only the route can tell. */
+  answer(key: string, projectId: number, version: RestVersion): Buffer | null;
+}
 
 /*
  * Services one feature hands another through features.ts (a feature imports no other feature's

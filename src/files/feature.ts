@@ -5,7 +5,8 @@
 import type { AppContext } from '../context.js';
 import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB } from './service.js';
 import type { Feature } from '../feature.js';
-import { fileRoutes } from './rest-files.js';
+import { fileInfoAnswers, fileRoutes } from './rest-files.js';
+import { fileInfoQuickRead } from './info-quick-read.js';
 import { metadataRoutes } from './rest-metadata.js';
 import { projectRoutes } from './rest-project.js';
 import { tagRoutes } from './rest-tags.js';
@@ -14,15 +15,17 @@ import { baseRoute } from './upload-base.js';
 import { infoRoute } from './upload-info.js';
 
 export function filesFeature(ctx: AppContext): Feature {
+  const infoAnswer = fileInfoAnswers(ctx);
   return {
     name: 'files',
     restRoutes: async (app) => {
-      await app.register(fileRoutes(ctx));
+      await app.register(fileRoutes(ctx, infoAnswer));
       await app.register(metadataRoutes(ctx));
       await app.register(projectRoutes(ctx));
       await app.register(tagRoutes(ctx));
       await app.register(searchRoutes(ctx));
     },
+    restQuickReads: [fileInfoQuickRead(ctx.files, infoAnswer)],
     uploadRoutes: async (app) => {
       await app.register(baseRoute(ctx));
       await app.register(infoRoute(ctx));

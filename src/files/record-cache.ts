@@ -28,6 +28,16 @@ export class FileRecordCache {
     private readonly maxEntries = 1000,
   ) {}
 
+  /**
+   * The entry of the current stamp, without a promise: exactly what `get` would answer now from
+   * the cache; undefined when `get` would load the row (no entry, an older stamp, no stamp).
+   */
+  peek(projectId: number, uuid: string): FileRecord | undefined {
+    const hit = this.entries.get(`${projectId}/${uuid}`);
+    if (hit === undefined) return undefined;
+    return hit.stamp === this.stamp() ? hit.file : undefined;
+  }
+
   /** The file `load` would return now; `load` runs unless an entry of the current stamp exists. */
   async get(projectId: number, uuid: string, load: () => Promise<FileRecord | null>): Promise<FileRecord | null> {
     const stamp = this.stamp();

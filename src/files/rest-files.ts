@@ -10,6 +10,7 @@ import { formatCursor } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
+import type { RestVersion } from '../core/file-json.js';
 import { restFileFor } from '../core/file-json-v06.js';
 import { jsonBytes, sendJson, sendJsonBytes } from '../http/common/json.js';
 import { RenderedPerRecord } from './rendered.js';
@@ -41,11 +42,19 @@ const LIST_SPEC = {
 const batchBody = parsedField({ type: 'array', items: { type: 'string' }, maxItems: MAX_BATCH, description: 'File UUIDs.' }, batchIds);
 const batchJson = z.object({ status: z.literal('ok'), problems: z.record(z.string(), z.string()), result: z.array(restFileSchema) });
 
-export function fileRoutes(ctx: AppContext) {
+/**
+ * A file's info as `GET /files/{uuid}/` sends it, rendered once per record and variant: a record
+ * from the node's cache is the same object on every hit until the file changes (record-cache.ts);
+ * the URL bases are fixed. One per node, shared by the route and its quick read (info-quick-read.ts).
+ */
+export function fileInfoAnswers(ctx: AppContext) {
+  const rendered = new RenderedPerRecord();
+  return (version: RestVersion, file: Readonly<FileRecord>, extras: boolean): Buffer =>
+    rendered.get(file, `${version}:${extras}`, () => jsonBytes(restFileFor(version, file, ctx.bases, extras)));
+}
+
+export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    // File info answers rendered once per record and variant: a record from the node's cache is
-    // the same object on every hit until the file changes (record-cache.ts); the URL bases are fixed.
-    const rendered = new RenderedPerRecord();
     const json = (req: FastifyRequest, f: FileRecord, extras = false) => restFileFor(req.apiVersion, f, ctx.bases, extras);
 
     restRoute(app, LIST_SPEC, async (req, reply) => {
@@ -83,7 +92,7 @@ export function fileRoutes(ctx: AppContext) {
     restRoute(app, { method: 'GET', url: '/files/:uuid/', tags: FILES, summary: "A file's info", params: fileParams, query: infoQueryV07, deferred: true, responses: { 200: { description: 'The file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
       const extras = infoExtrasOf(req.apiVersion, queryOf(req.query));
       const file = await ctx.files.get(req.projectId, uuidOf(req));
-      return sendJsonBytes(reply, 200, rendered.get(file, `${req.apiVersion}:${extras}`, () => jsonBytes(json(req, file, extras))));
+      return sendJsonBytes(reply, 200, infoAnswer(req.apiVersion, file, extras));
     });
 
     restRoute(app, { method: 'PUT', url: '/files/:uuid/storage/', tags: FILES, summary: 'Store a file', params: fileParams, responses: { 200: { description: 'The stored file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {

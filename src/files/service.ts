@@ -222,6 +222,14 @@ export class FileService {
     return found;
   }
 
+  /**
+   * What `get` would answer from this node's cache alone, without a promise (`uuid` canonical);
+   * undefined when `get` would read the store (or throw its 404).
+   */
+  cached(projectId: number, uuid: string): Readonly<FileRecord> | undefined {
+    return this.readCache.peek(projectId, uuid);
+  }
+
   /** The file as stored (removed ones included), or null; `uuid` must already be canonical. */
   find(projectId: number, uuid: string): Promise<FileRecord | null> {
     return this.repo.get(projectId, uuid);

@@ -2,6 +2,7 @@
  * The REST API surface: versioning (Accept), authentication, one error renderer, and one plugin per
  * resource. Bodies are captured raw because the request signature covers their MD5.
  */
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { BodyError, isAppError } from '../../core/errors.js';
 import { parseRestVersion, type RestVersion } from './version.js';
@@ -11,7 +12,8 @@ import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../projects/service.js';
 import { rawBody, sendJson } from '../common/json.js';
 import { isDirectLoopback, isSecure, proxyMatcher } from '../common/trust.js';
-import type { RestSessionAuth, RoutePlugin } from '../../feature.js';
+import type { RestQuickRead, RestSessionAuth, RoutePlugin } from '../../feature.js';
+import { attachQuickReads } from './quick-reads.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { restLimiter, throttleRest, throttleRestNow } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
@@ -40,7 +42,11 @@ export interface RestExtras {
   open?: RoutePlugin[];
   /** Session checks tried, in order, on a request without an Authorization header. */
   sessions?: RestSessionAuth[];
+  /** Reads answered before routing when they can be at once (features' `restQuickReads`). */
+  quickReads?: RestQuickRead[];
 }
+
+const NO_BODY = Buffer.alloc(0);
 
 const isOpenRoute = (req: FastifyRequest): boolean => req.routeOptions.config?.openRoute === true;
 
@@ -104,15 +110,23 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     req.projectId = pubKey === null ? await check(null) : await ctx.projects.withKeys(pubKey, check);
   };
   /**
-   * The common case, decided without a promise: a signed request of a project whose keys this node
-   * has cached, verified against them. Null when that does not apply or the check fails: the full
+   * The common case, decided without a promise: a signed (or Simple) request of a project whose
+   * keys this node has cached, checked against them. Null when that does not apply or the check fails: the full
    * `authenticate` then answers (reading keys afresh first, so a key added elsewhere still works).
    */
-  const cachedSignedProject = (req: FastifyRequest): number | null => {
-    const authReq = { method: req.method, uri: req.url, headers: req.headers, body: rawBody(req), secure: false };
+  const cachedProject = (raw: IncomingMessage, body: Buffer): number | null => {
+    const authReq = {
+      method: raw.method ?? '',
+      uri: raw.url ?? '',
+      headers: raw.headers,
+      body,
+      get secure() {
+        return isSecure(raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(raw));
+      },
+    };
     try {
       const auth = parseRestAuth(authReq, ctx.config.sdkAliases);
-      const found = auth.kind === 'signed' ? ctx.projects.cached(auth.pubKey) : undefined;
+      const found = ctx.projects.cached(auth.pubKey);
       if (!found) return null;
       return checkRestAuth(authReq, auth, { projectId: found.project.id, secrets: found.secrets }, { aliases: ctx.config.sdkAliases, verified });
     } catch {
@@ -128,7 +142,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     let known: number | null = null;
     try {
       req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
-      known = req.headers.authorization === undefined ? null : cachedSignedProject(req);
+      known = req.headers.authorization === undefined ? null : cachedProject(req.raw, rawBody(req));
       if (known !== null) {
         req.projectId = known;
         if (throttleRestNow(limiter, known)) return done();
@@ -139,6 +153,26 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     (known !== null ? Promise.resolve() : authenticate(req))
       .then(() => throttleRest(limiter, req.projectId))
       .then(() => done(), done);
+  });
+
+  // Reads answered from memory in front of the routes, with the same checks (quick-reads.ts).
+  let closing = false;
+  let quickAnswers = 0;
+  ctx.metrics.gauge('stowage_rest_quick_answers', 'REST reads answered from memory before routing since the node started (http/rest/quick-reads.ts)', () => quickAnswers);
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  attachQuickReads(app.server, {
+    reads: extras.quickReads ?? [],
+    version: (accept) => parseRestVersion(accept, ctx.config.sdkAliases),
+    project: (raw) => cachedProject(raw, NO_BODY),
+    admit: (projectId) => throttleRestNow(limiter, projectId),
+    answering: (res, route) => {
+      quickAnswers++;
+      ctx.metrics.routeLabel(res, route);
+    },
+    closing: () => closing,
   });
 
   app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: 'Not found.' }));

@@ -1,0 +1,83 @@
+/**
+ * REST reads answered in front of Fastify (feature.ts `RestQuickRead`): a plain `GET` without a
+ * query string or body, whose credentials check at once against cached keys, whose read has its
+ * answer in memory and whose project's throttle decides in process, is answered here with the
+ * route's exact bytes and headers. Everything else (and anything that throws) goes to Fastify
+ * untouched, which answers every error: nothing here writes anything but a 200.
+ *
+ * Why: a cached file info costs a few µs to find and check, but routing it through Fastify (its
+ * hooks, the reply, the route's input checks and promises) cost about as much again as a bare
+ * Fastify route's whole request (docs/performance.md, issue #19 item 1).
+ *
+ * Sits inside the metrics and health fronts (app.ts attaches those afterwards), so request ids,
+ * durations, in-flight counts and draining apply as to any request; it names the request's route
+ * for the metrics itself, and sets the CORS header the API's `onRequest` hook would.
+ */
+import type http from 'node:http';
+import type { RestQuickRead } from '../../feature.js';
+import type { RestVersion } from './version.js';
+
+type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+export interface QuickReadChecks {
+  reads: readonly RestQuickRead[];
+  /** The API version of `Accept`; throws when none is served. */
+  version(accept: string | undefined): RestVersion;
+  /** The project the request's credentials name, checked without waiting; null when only the full path can tell. */
+  project(req: http.IncomingMessage): number | null;
+  /** Spends the project's throttle budget: true to answer now, false (or a throw) for the full path. */
+  admit(projectId: number): boolean;
+  /** Called as a read is answered here: names the request's route for its metrics (and counts it). */
+  answering(res: http.ServerResponse, route: string): void;
+  /** True once the server is closing: Fastify then answers 503 itself. */
+  closing(): boolean;
+}
+
+/** Puts the quick reads in front of the server's request listeners (Fastify's). */
+export function attachQuickReads(server: http.Server, checks: QuickReadChecks): void {
+  if (checks.reads.length === 0) return;
+  const routed = server.listeners('request') as Listener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (answered(req, res, checks)) return;
+    for (const l of routed) l.call(server, req, res);
+  });
+}
+
+function answered(req: http.IncomingMessage, res: http.ServerResponse, checks: QuickReadChecks): boolean {
+  const { headers } = req;
+  const url = req.url ?? '';
+  // Only what the reads serve: a GET with credentials and no body (the signature covers its MD5).
+  if (req.method !== 'GET' || headers.authorization === undefined || hasBody(headers) || url.includes('?') || checks.closing()) return false;
+  for (const read of checks.reads) {
+    const key = read.match(url);
+    if (key === null) continue;
+    const body = answerOf(read, key, req, checks);
+    if (body === null) return false;
+    checks.answering(res, read.route);
+    // The headers Fastify's reply sends for the route's answer (sendJsonBytes), in its order.
+    res.writeHead(200, { 'access-control-allow-origin': '*', 'content-type': 'application/json', 'content-length': String(body.length) });
+    res.end(body);
+    return true;
+  }
+  return false;
+}
+
+/** The answer, checked in the full path's order: version, credentials, then (the answer known) throttle. */
+function answerOf(read: RestQuickRead, key: string, req: http.IncomingMessage, checks: QuickReadChecks): Buffer | null {
+  try {
+    const version = checks.version(req.headers.accept);
+    const projectId = checks.project(req);
+    if (projectId === null) return null;
+    const body = read.answer(key, projectId, version);
+    // Admitted last: only a request answered here spends the budget (a refusal spends none).
+    return body !== null && checks.admit(projectId) ? body : null;
+  } catch {
+    return null;
+  }
+}
+
+function hasBody(headers: http.IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+}
