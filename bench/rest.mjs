@@ -3,7 +3,7 @@
 // servers pinned to core 1 and wrk to core 0 (taskset); the two take turns BENCH_ROUNDS times
 // and each figure is the mean. Prints req/s, p50/p99, server CPU ms per request (from /proc) and
 // issue #19's targets: req/s >= 0.5x the floor, CPU <= 0.15 ms per request beyond it.
-// SQLite by default; set STOWAGE_DATABASE_URL=postgres://… (and STOWAGE_DATABASE_SCHEMA) for PostgreSQL.
+// BENCH_REST_PATH measures another read (below). SQLite by default; set STOWAGE_DATABASE_URL=postgres://… (and STOWAGE_DATABASE_SCHEMA) for PostgreSQL.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -56,7 +56,10 @@ const uuid = await (async () => {
     await s.stop();
   }
 })();
-const URI = `/files/${uuid}/`;
+// BENCH_REST_PATH: another REST read (`{uuid}` stands for the stored file), e.g. `/files/?limit=100`;
+// the bare route then answers that path's JSON at its route pattern.
+const URI = (process.env.BENCH_REST_PATH ?? '/files/{uuid}/').replace('{uuid}', uuid);
+const BARE_ROUTE = (process.env.BENCH_REST_PATH ?? '/files/{uuid}/').split('?')[0].replace('{uuid}', ':uuid');
 
 console.log(`bench rest: ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), ${SECONDS}s per run, ${ROUNDS} rounds, ${CONNECTIONS} connections, ${process.env.STOWAGE_DATABASE_URL ? 'PostgreSQL' : 'SQLite'}; work dir ${work}`);
 // Throttling stays on (its cost is part of every request) with a budget wrk cannot spend.
@@ -67,7 +70,7 @@ if (first.status !== 200) throw new Error(`GET ${URI}: ${first.status} ${await f
 const jsonFile = path.join(work, 'file.json');
 fs.writeFileSync(jsonFile, Buffer.from(await first.arrayBuffer()));
 const port = await freePort();
-const bare = await startProc(process.execPath, [path.join(HERE, 'bare-rest-server.mjs'), jsonFile, String(port)], { pin: 1, ready: (o) => o.includes('listening') });
+const bare = await startProc(process.execPath, [path.join(HERE, 'bare-rest-server.mjs'), jsonFile, String(port), BARE_ROUTE], { pin: 1, ready: (o) => o.includes('listening') });
 const bareSrv = { pid: bare.pid, base: `http://127.0.0.1:${port}` };
 
 const runs = { stowage: [], bare: [] };
@@ -87,7 +90,7 @@ const mean = (list) => {
   const weighted = (f) => list.reduce((a, r) => a + f(r) * r.requests, 0) / requests;
   return { rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), cpuMsPerReq: weighted((r) => r.cpuMsPerReq), bytesPerReq: weighted((r) => r.bytesPerReq), bad: list.reduce((a, r) => a + r.bad, 0) };
 };
-const R = { 'stowage signed GET /files/{uuid}/': mean(runs.stowage), 'bare Fastify, same JSON': mean(runs.bare) };
+const R = { [`stowage signed GET ${process.env.BENCH_REST_PATH ?? '/files/{uuid}/'}`]: mean(runs.stowage), 'bare Fastify, same JSON': mean(runs.bare) };
 const f = (v, d = 1) => v.toFixed(d);
 console.log(`${'server'.padEnd(36)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'B/resp'.padStart(7)} ${'errors'.padStart(7)}`);
 for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(36)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${f(r.bytesPerReq, 0).padStart(7)} ${String(r.bad).padStart(7)}`);
