@@ -9,10 +9,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { DigestStream } from './digest.js';
-import { streamToNewFile } from './new-file.js';
+import type { Readable } from 'node:stream';
+import { BatchedFileWriter } from './batched-file-writer.js';
+import { pipeToNewFile } from './new-file.js';
 import { HeadBytes } from './head.js';
+import { WrittenBytesDigest } from './written-digest.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
@@ -33,31 +34,41 @@ export class FsBlobStore implements BlobStore {
 
   async put(key: string, source: Readable, opts: PutOptions): Promise<PutResult> {
     const final = this.localPath(key);
-    const hash = new DigestStream();
     const head = opts.keepHead ? new HeadBytes(opts.keepHead) : null;
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > opts.maxBytes) return done(opts.onTooLarge());
-        hash.update(chunk);
-        head?.update(chunk);
-        done(null, chunk);
-      },
-    });
     const fd = opts.fresh ? await createNew(final) : null;
-    // flush: fsync before close, so the bytes are on disk before a rename (or a row) names them.
-    if (fd !== null) await streamToNewFile(final, source, [meter], { flush: true, fd });
-    else await this.writeBesideAndRename(final, source, meter);
+    // A fresh key is written in place; any other beside it, then renamed over it.
+    const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
+    // Batched writes, and a large body's digests in the digest thread (written-digest.ts).
+    const digest = new WrittenBytesDigest(file);
+    const writer = new BatchedFileWriter(file, {
+      ...(fd !== null ? { fd } : { flags: 'wx' as const }),
+      start: 0,
+      maxBytes: opts.maxBytes,
+      onTooLarge: opts.onTooLarge,
+      onChunk: (chunk, size) => {
+        digest.received(chunk, size);
+        head?.update(chunk);
+      },
+      onWritten: (end) => digest.written(end),
+    });
+    let digests;
+    try {
+      // The writer fdatasyncs before it finishes: the bytes are on disk before a rename (or a row) names them.
+      await pipeToNewFile(file, [source], writer);
+      digests = await digest.digest(writer.size);
+    } catch (err) {
+      digest.abandon();
+      await fsp.rm(file, { force: true });
+      throw err;
+    }
+    if (fd === null) await this.renameIntoPlace(file, final);
     // The directory entry must be on disk too before anyone is told the bytes are durable.
     await syncDir(path.dirname(final));
-    return { size, ...hash.digest(), ...(head ? { head: head.bytes() } : {}) };
+    return { size: writer.size, ...digests, ...(head ? { head: head.bytes() } : {}) };
   }
 
-  /** A write that never shows partial bytes under `final`: a temporary file, fsynced, then renamed over it. */
-  private async writeBesideAndRename(final: string, source: Readable, meter: Transform): Promise<void> {
-    const tmp = path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
-    await streamToNewFile(tmp, source, [meter], { flush: true });
+  /** A write that never shows partial bytes under `final`: the synced temporary file renamed over it. */
+  private async renameIntoPlace(tmp: string, final: string): Promise<void> {
     try {
       // A full disk can fail the directory too: the temp file must not outlive the request then.
       await fsp.mkdir(path.dirname(final), { recursive: true });

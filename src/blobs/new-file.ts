@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import type { Readable, Transform } from 'node:stream';
+import type { Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 export interface NewFileOptions {
@@ -21,15 +21,20 @@ export interface NewFileOptions {
 
 export async function streamToNewFile(file: string, source: Readable, through: Transform[], opts: NewFileOptions = {}): Promise<void> {
   const sink = fs.createWriteStream(file, { flush: opts.flush ?? false, ...(opts.mode !== undefined ? { mode: opts.mode } : {}), ...(opts.fd !== undefined ? { fd: opts.fd } : {}) });
+  await pipeToNewFile(file, [source, ...through], sink);
+}
+
+/** The same for a sink of the caller's that creates `file` (it must emit 'close' once destroyed). */
+export async function pipeToNewFile(file: string, streams: [Readable, ...Transform[]], sink: Writable): Promise<void> {
   try {
-    await pipeline([source, ...through, sink]);
+    await pipeline([...streams, sink]);
   } catch (err) {
     await removeOnceClosed(sink, file);
     throw err;
   }
 }
 
-async function removeOnceClosed(sink: fs.WriteStream, file: string): Promise<void> {
+async function removeOnceClosed(sink: Writable, file: string): Promise<void> {
   if (!sink.closed) {
     // pipeline has destroyed it: 'close' comes once a pending open has finished and its fd is closed.
     await new Promise<void>((resolve) => sink.once('close', () => resolve()));

@@ -27,8 +27,8 @@ import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
 import { BlobPartStore, partEtag, type PartTarget, type PartWrite, type StoredPart, type WriteOptions } from './part-store.js';
 import { RunningDigests } from './running-digest.js';
-import { digestLocalFile } from './digest-thread.js';
-import { PartFileWriter } from './part-file-writer.js';
+import { digestLocalFile } from '../../blobs/digest-thread.js';
+import { BatchedFileWriter } from '../../blobs/batched-file-writer.js';
 
 /** The blob store abilities this store needs. */
 export type LocalMovableStore = BlobStore & Required<Pick<BlobStore, 'localPath' | 'move'>>;
@@ -85,7 +85,7 @@ export class InPlacePartStore extends BlobPartStore {
     this.digests.partRewritten(w.uuid, w.part);
     await ensureDataFile(file, w.size);
     // Positional writes at the part's offset, synced before the marker says the part is there.
-    const writer = new PartFileWriter(file, (w.part - 1) * w.partSize, w.partSize, opts.onTooLarge);
+    const writer = new BatchedFileWriter(file, { flags: 'r+', start: (w.part - 1) * w.partSize, maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
     await pipeline(body, writer);
     const size = writer.size;
     const marker: PartMarker = { size };

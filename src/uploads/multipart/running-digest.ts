@@ -12,7 +12,7 @@
  * part rewritten after it was hashed (or while it is) spoils the digest the same way.
  */
 import type { BlobDigests } from '../../blobs/digest.js';
-import { digestThread } from './digest-thread.js';
+import { digestThread } from '../../blobs/digest-thread.js';
 import type { PartWrite } from './part-store.js';
 
 interface Running {

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { DigestStream } from '../../blobs/digest.js';
+import { DigestStream } from './digest.js';
 
 export type DigestRequest =
   | { op: 'hash'; id: number; digest: number; file: string; start: number; length: number }

@@ -12,7 +12,7 @@
  * 10 MB of resident memory, which an idle node need not keep.
  */
 import { Worker } from 'node:worker_threads';
-import type { BlobDigests } from '../../blobs/digest.js';
+import type { BlobDigests } from './digest.js';
 import type { DigestReply, DigestRequest } from './digest-worker.js';
 
 const IDLE_MS = 30_000;
@@ -29,7 +29,7 @@ interface Pending {
 function workerFile(): URL {
   const here = new URL('./digest-worker.js', import.meta.url);
   if (!import.meta.url.endsWith('.ts')) return here;
-  return new URL(here.href.replace(/\/src\/uploads\/multipart\/digest-worker\.js$/, '/dist/uploads/multipart/digest-worker.js'));
+  return new URL(here.href.replace(/\/src\/blobs\/digest-worker\.js$/, '/dist/blobs/digest-worker.js'));
 }
 
 class DigestThread {
