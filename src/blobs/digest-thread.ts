@@ -1,6 +1,8 @@
 /**
  * The main thread's side of the digest thread (digest-worker.ts): one worker thread per process,
- * started on first use, that computes whole-file MD5 + SHA-256 from byte ranges of local files.
+ * started on first use, that computes whole-file MD5 + SHA-256 from byte ranges of local files:
+ * in-place multipart uploads (src/uploads/multipart/running-digest.ts) and large bodies written
+ * to disk, such as a direct upload's (written-digest.ts).
  * MD5 is sequential, so one upload's digest can use one core at most; what this buys is that the
  * core is not the one receiving the parts (hashing on the main thread, it spent 5.2-5.5 s of CPU
  * per GiB while the parts arrived, docs/performance.md). One thread serves every upload of the node: their ranges queue
