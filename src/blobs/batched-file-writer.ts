@@ -89,7 +89,7 @@ export class BatchedFileWriter extends Writable {
     this.flushBatch(done);
   }
 
-  /** The rest, then fdatasync: the part is on disk before its marker says it is there. */
+  /** The rest, then a sync: the bytes are on disk before anything names them (a part marker, a rename, a row). */
   override _final(done: (err?: Error | null) => void): void {
     if (this.stallWrite) {
       void this.stallWrite.then((err) => (err ? done(err) : this._final(done)));
@@ -97,7 +97,9 @@ export class BatchedFileWriter extends Writable {
     }
     this.flushBatch((err) => {
       if (err) return done(err);
-      fs.fdatasync(this.fd as number, done);
+      // A part rewrites a file that exists (its data suffices); a new file gets a full fsync, its size and inode with it.
+      const sync = this.opts.flags === 'r+' ? fs.fdatasync : fs.fsync;
+      sync(this.fd as number, done);
     });
   }
 

@@ -53,7 +53,7 @@ export class FsBlobStore implements BlobStore {
     });
     let digests;
     try {
-      // The writer fdatasyncs before it finishes: the bytes are on disk before a rename (or a row) names them.
+      // The writer fsyncs before it finishes: the bytes are on disk before a rename (or a row) names them.
       await pipeToNewFile(file, [source], writer);
       digests = await digest.digest(writer.size);
     } catch (err) {
