@@ -3,29 +3,23 @@
  * store: later runs bind their own arguments in the right places, also when the first run could
  * not be used as a template, and inside a transaction.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, type Db, type DbOrTrx } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrations.js';
+import type { Db, DbOrTrx } from '../../src/db/connect.js';
 import { reusableQuery } from '../../src/db/reusable-query.js';
-import { newSchema } from '../helpers/server.js';
+import { migratedStore, type TestStore } from '../helpers/store.js';
 
+let store: TestStore;
 let db: Db;
 beforeAll(async () => {
-  const schema = newSchema();
-  db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-rq-')), ...(schema ? { schema } : {}) });
-  await migrate(db);
+  store = await migratedStore('rq');
+  db = store.db;
   await db.kysely.insertInto('jobs').values([
     { kind: 'rq.a', payload: 'one', run_at_us: 1, max_attempts: 1, created_us: 0 },
     { kind: 'rq.a', payload: 'two', run_at_us: 2, max_attempts: 1, created_us: 0 },
     { kind: 'rq.b', payload: 'one', run_at_us: 3, max_attempts: 1, created_us: 0 },
   ]).execute();
 });
-afterAll(async () => {
-  await db?.close();
-});
+afterAll(() => store?.close());
 
 // Arguments bound in the opposite order to the function's: the template must map them back.
 const byPayloadAndKind = reusableQuery((d: DbOrTrx, payload: string, kind: string) =>

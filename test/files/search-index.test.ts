@@ -7,20 +7,16 @@
  * Straight on the metadata store: no server is needed to read a query plan.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrations.js';
+import type { Db } from '../../src/db/connect.js';
 import { FileRepo } from '../../src/files/repo.js';
 import { parseSearch, type SearchQuery } from '../../src/files/search-query.js';
 import type { AppdataEntry, FileRecord } from '../../src/core/file-record.js';
-import { newSchema, usingPostgres } from '../helpers/server.js';
+import { usingPostgres } from '../helpers/server.js';
+import { migratedStore, type TestStore } from '../helpers/store.js';
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-search-'));
-const schema = newSchema();
+let store: TestStore;
 let db: Db;
 let repo: FileRepo;
 let projectA: number;
@@ -65,8 +61,8 @@ async function insertProject(name: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir, ...(schema ? { schema } : {}) });
-  await migrate(db);
+  store = await migratedStore('search');
+  db = store.db;
   repo = new FileRepo(db);
   projectA = await insertProject('a');
   projectB = await insertProject('b');
@@ -86,10 +82,7 @@ beforeAll(async () => {
   await sql`analyze`.execute(db.kysely);
 }, 180_000);
 
-afterAll(async () => {
-  await db?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => store?.close());
 
 describe('the text index', () => {
   it('answers the page query of a text search through the trigram index', async () => {

@@ -6,15 +6,12 @@
  * ones another claim took fail its re-check. The lock guards rarer interleavings, such as a row
  * that fell due between the two claims' clocks.)
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrations.js';
+import type { Db } from '../../src/db/connect.js';
 import { enqueueMany, JobQueue, type ClaimOptions } from '../../src/jobs/queue.js';
-import { newSchema, usingPostgres } from '../helpers/server.js';
+import { usingPostgres } from '../helpers/server.js';
+import { migratedStore, type TestStore } from '../helpers/store.js';
 
 declare module '../../src/jobs/kinds.js' {
   interface JobPayloads {
@@ -22,23 +19,14 @@ declare module '../../src/jobs/kinds.js' {
   }
 }
 
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-claims-'));
-const schema = newSchema();
-const dbs: Db[] = [];
-async function connect(): Promise<Db> {
-  const db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir, ...(schema ? { schema } : {}) });
-  dbs.push(db);
-  return db;
-}
-
+let store: TestStore;
 let db: Db;
+const connect = (): Promise<Db> => store.connect();
 beforeAll(async () => {
-  db = await connect();
-  await migrate(db);
+  store = await migratedStore('claims');
+  db = store.db;
 });
-afterAll(async () => {
-  for (const d of dbs) await d.close();
-});
+afterAll(() => store?.close());
 
 /**
  * Runs `fn` counting every statement the pg client sends meanwhile (each one a round trip), by

@@ -3,25 +3,19 @@
  * consume it, and within one transaction (a batch store of many files) a "yes" is asked once per
  * project and event, not once per file (a round trip each on PostgreSQL). A "no" is asked again.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrations.js';
+import type { Db } from '../../src/db/connect.js';
 import { FileEventOutbox } from '../../src/jobs/event-outbox.js';
 import { systemInitiator, type FileEventName } from '../../src/jobs/file-events.js';
-import { newSchema } from '../helpers/server.js';
+import { migratedStore, type TestStore } from '../helpers/store.js';
 
+let store: TestStore;
 let db: Db;
 beforeAll(async () => {
-  const schema = newSchema();
-  db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-outbox-')), ...(schema ? { schema } : {}) });
-  await migrate(db);
+  store = await migratedStore('outbox');
+  db = store.db;
 });
-afterAll(async () => {
-  await db?.close();
-});
+afterAll(() => store?.close());
 
 /** An outbox whose one audience hears `heard` and counts the questions. */
 function outbox(heard: (projectId: number, event: FileEventName) => boolean): { outbox: FileEventOutbox; asked: () => number } {

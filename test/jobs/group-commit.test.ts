@@ -3,25 +3,19 @@
  * writes), each resolves with its own result once committed, and one failing write fails alone.
  * Writes of one shape (`merged`) are one statement per batch, in order with the plain writes.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, type Db } from '../../src/db/connect.js';
+import type { Db } from '../../src/db/connect.js';
 import { GroupCommit, mergedWrite, type MergedStatement } from '../../src/db/group-commit.js';
-import { migrate } from '../../src/db/migrations.js';
-import { newSchema } from '../helpers/server.js';
+import { migratedStore, type TestStore } from '../helpers/store.js';
 
+let store: TestStore;
 let db: Db;
 beforeAll(async () => {
-  const schema = newSchema();
-  db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-gc-')), ...(schema ? { schema } : {}) });
-  await migrate(db);
+  store = await migratedStore('gc');
+  db = store.db;
 });
-afterAll(async () => {
-  await db?.close();
-});
+afterAll(() => store?.close());
 
 const insertJob = (kind: string) => (d: typeof db.kysely) =>
   d.insertInto('jobs').values({ kind, payload: '1', run_at_us: 0, max_attempts: 1, created_us: 0 }).returning('id').executeTakeFirstOrThrow();

@@ -4,19 +4,16 @@
  * whose worker keeps dying ends dead, a running job's heartbeat keeps others off it, per-key
  * limits hold across connections, and workers pick jobs up when woken rather than at the next poll.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrations.js';
+import type { Db } from '../../src/db/connect.js';
 import type { KyselyPlugin, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { mergedWrite } from '../../src/db/group-commit.js';
 import { enqueue, enqueueMany, enqueueMerged, JobQueue, type OutcomeWrite } from '../../src/jobs/queue.js';
 import { JobGiveUpError, Worker } from '../../src/jobs/worker.js';
 import { listenForJobs } from '../../src/jobs/wake.js';
-import { newSchema, usingPostgres } from '../helpers/server.js';
+import { usingPostgres } from '../helpers/server.js';
+import { migratedStore, type TestStore } from '../helpers/store.js';
 
 // Kinds of these tests only, added to the typed table the way a feature's kind would be.
 declare module '../../src/jobs/kinds.js' {
@@ -26,24 +23,14 @@ declare module '../../src/jobs/kinds.js' {
 }
 
 const log = pino({ level: 'silent' });
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-jobs-'));
-const schema = newSchema();
-const dbs: Db[] = [];
-
-async function connect(): Promise<Db> {
-  const db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir, ...(schema ? { schema } : {}) });
-  dbs.push(db);
-  return db;
-}
-
+let store: TestStore;
 let db: Db;
+const connect = (): Promise<Db> => store.connect();
 beforeAll(async () => {
-  db = await connect();
-  await migrate(db);
+  store = await migratedStore('jobs');
+  db = store.db;
 });
-afterAll(async () => {
-  for (const d of dbs) await d.close();
-});
+afterAll(() => store?.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const row = (id: number) => db.kysely.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -363,7 +350,7 @@ describe('pick-up without waiting for a poll', () => {
   async function idleWorker(kinds: string[], runs: string[], opts: { concurrency?: number } = {}): Promise<Worker> {
     const w = new Worker(new JobQueue(db), log, POLL_MS);
     if (usingPostgres()) {
-      const listener = listenForJobs(process.env['STOWAGE_DATABASE_URL']!, schema, () => w.poke(), log);
+      const listener = listenForJobs(process.env['STOWAGE_DATABASE_URL']!, store.schema, () => w.poke(), log);
       const stop = w.stop.bind(w);
       w.stop = async () => {
         await listener.close();

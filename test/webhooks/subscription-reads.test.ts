@@ -3,18 +3,15 @@
  * to the store as one query, against the real store: each caller still gets what is stored now,
  * only its own project's subscription, and a fan-out only the active ones of its event.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { KyselyPlugin, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, type Db } from '../../src/db/connect.js';
-import { migrate } from '../../src/db/migrations.js';
+import type { Db } from '../../src/db/connect.js';
 import { ProjectRepo } from '../../src/projects/repo.js';
 import { WebhookRepo, type Subscription } from '../../src/webhooks/repo.js';
 import { SubscriptionReads } from '../../src/webhooks/subscription-reads.js';
-import { newSchema } from '../helpers/server.js';
+import { migratedStore, type TestStore } from '../helpers/store.js';
 
+let store: TestStore;
 let db: Db;
 let selects = 0;
 let reads: SubscriptionReads;
@@ -22,9 +19,8 @@ const projects: number[] = [];
 const subs: Subscription[] = [];
 
 beforeAll(async () => {
-  const schema = newSchema();
-  db = await openDb({ databaseUrl: process.env['STOWAGE_DATABASE_URL'] ?? '', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-subreads-')), ...(schema ? { schema } : {}) });
-  await migrate(db);
+  store = await migratedStore('subreads');
+  db = store.db;
   const projectRepo = new ProjectRepo(db);
   for (const name of ['a', 'b']) projects.push((await projectRepo.insert({ name, pubKey: `pub-${name}`, autostore: true, signedUploads: false, createdUs: 1 }, `secret-${name}`)).id);
   const repo = new WebhookRepo(db);
@@ -42,9 +38,7 @@ beforeAll(async () => {
   };
   reads = new SubscriptionReads(new WebhookRepo({ ...db, kysely: db.kysely.withPlugin(counting) }));
 });
-afterAll(async () => {
-  await db?.close();
-});
+afterAll(() => store?.close());
 
 describe('SubscriptionReads', () => {
   it('answers the gets of one turn with one query, each with its own project’s subscription or null', async () => {
