@@ -13,7 +13,8 @@ import { bytes, get, postForm, until } from './helpers.js';
 
 const MIN = 10_485_760;
 const PART = 5_242_880;
-const srv = useServer({ env: { STOWAGE_MULTIPART_TTL_MS: '8000' } });
+// Short enough for the expiry case to wait out; long enough for the other cases on a loaded machine (8 s was not).
+const srv = useServer({ env: { STOWAGE_MULTIPART_TTL_MS: '15000' } });
 
 const start = (fields: Record<string, string>, query = '') =>
   postForm(`${srv.upload}/multipart/start/${query}`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, filename: 'big.bin', content_type: 'application/octet-stream', ...fields });
@@ -285,7 +286,7 @@ describe.skipIf(usingS3())('expiry', () => {
     // On disk: the upload's one data file, written in place, and the part's marker.
     const partsDir = path.join(srv.server.dataDir, 'blobs', 'multipart', s.json.uuid.slice(0, 2), s.json.uuid);
     expect(fs.readdirSync(partsDir).sort()).toEqual(['1.done', 'data']);
-    await until(async () => (fs.readdirSync(partsDir).length > 0 ? undefined : true), 20_000);
+    await until(async () => (fs.readdirSync(partsDir).length > 0 ? undefined : true), 40_000);
     const r = await complete(s.json.uuid);
     expect([r.status, r.text]).toEqual([404, 'File is not found.']);
     expect((await get(`${srv.upload}/info/?pub_key=${srv.keys.public_key}&file_id=${s.json.uuid}`)).status).toBe(404);
