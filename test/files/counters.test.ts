@@ -13,8 +13,10 @@ import type { RestCall } from '../helpers/rest.js';
 import { useServer } from '../helpers/use-server.js';
 import { makeGroup } from '../groups/helpers.js';
 
-// Unstored files live 8 s here instead of 24 h; a sweep runs every 300 ms.
-const srv = useServer({ env: { STOWAGE_UNSTORED_TTL_MS: '8000', STOWAGE_EXPIRY_SWEEP_MS: '300' } });
+// Unstored files live 20 s here instead of 24 h; a sweep runs every 300 ms. The first checks must
+// end before the sweep starts removing (with 8 s, a loaded machine saw one \`stored=false\` total
+// taken after a removal that the real count before it had not seen).
+const srv = useServer({ env: { STOWAGE_UNSTORED_TTL_MS: '20000', STOWAGE_EXPIRY_SWEEP_MS: '300' } });
 
 let db: Db;
 beforeAll(async () => {
@@ -125,7 +127,7 @@ describe('list counters', () => {
     // The sweep removes what stayed unstored past the TTL.
     for (const { pub, call } of projects) {
       const id = await projectIdOf(pub);
-      await until(async () => (await realCounts(id)).unstored === 0);
+      await until(async () => (await realCounts(id)).unstored === 0, 40_000);
       const real = await realCounts(id);
       expect(real).toMatchObject({ stored: 10, unstored: 0, groups: 2 });
       expect(await counters(id)).toEqual(real);
