@@ -1,5 +1,7 @@
 /** Everything a surface needs, built once by app.ts and passed to each HTTP plugin. */
+import type { ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
+import type { Counter } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
@@ -9,7 +11,6 @@ import type { ProjectService } from './projects/service.js';
 import type { JobQueue } from './jobs/queue.js';
 import type { Worker } from './jobs/worker.js';
 import type { UrlBases } from './core/file-json.js';
-import type { NodeMetrics } from './http/common/metrics.js';
 
 export interface AppContext {
   config: Config;
@@ -25,5 +26,13 @@ export interface AppContext {
   queue: JobQueue;
   worker: Worker;
   /** The node's Prometheus registry: features add their counters and scrape-time gauges. */
-  metrics: NodeMetrics;
+  metrics: FeatureMetrics;
+}
+
+/** What features and surfaces use of the node's metrics (http/common/metrics.ts `NodeMetrics`). */
+export interface FeatureMetrics {
+  counter<L extends string = never>(name: string, help: string, labelNames?: readonly L[]): Counter<L>;
+  gauge(name: string, help: string, read: () => number | Promise<number>): void;
+  /** Names the route a response answered, for the request-duration series. */
+  routeLabel(res: ServerResponse, pattern: string | undefined): void;
 }

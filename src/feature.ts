@@ -7,7 +7,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FileRecord } from './core/file-record.js';
 import type { RestVersion } from './core/file-json.js';
-import type { CdnHandlers } from './http/cdn/server.js';
 import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
 import type { BlobKeyOwner } from './blobs/sweep.js';
@@ -86,3 +85,45 @@ export type RenderStoredFile = (file: FileRecord, plan: Plan) => Promise<RenderR
  * Returns the group's public id `<uuid>~N`.
  */
 export type MakeGroup = (projectId: number, fileUuids: string[], uuid?: string) => Promise<string>;
+
+// The CDN's requests, as http/cdn/url.ts parses them, and the handlers features give for them.
+
+export interface FileRequest {
+  kind: 'file';
+  uuid: string;
+  plan: Plan;
+  filename: string | null;
+  /** The operation segments as written (percent-encoded): group entries keep them as default_effects. */
+  written: string[];
+}
+
+export type GroupView =
+  | { kind: 'page' }
+  | { kind: 'nth'; index: number; plan: Plan }
+  | { kind: 'archive'; format: 'zip' | 'tar' };
+
+export interface GroupRequest {
+  kind: 'group';
+  groupId: string;
+  view: GroupView;
+  filename: string | null;
+}
+
+/** A conversion path (wire-reference §2.12): served from the result of the matching finished conversion. */
+export interface ConversionRequest {
+  kind: 'conversion';
+  uuid: string;
+  conversion: 'document' | 'video';
+  /** The path as POST /convert/…/ takes it: `<uuid>/document/-/…/` (segments still percent-encoded). */
+  path: string;
+  filename: string | null;
+}
+
+export type CdnRequest = FileRequest | GroupRequest | ConversionRequest;
+
+/** What features answer: file URLs (the delivery feature), group URLs (groups), conversion results (conversions). */
+export interface CdnHandlers {
+  file(req: IncomingMessage, res: ServerResponse, request: FileRequest): Promise<void>;
+  group(req: IncomingMessage, res: ServerResponse, request: GroupRequest): Promise<void>;
+  conversion(req: IncomingMessage, res: ServerResponse, request: ConversionRequest): Promise<void>;
+}

@@ -9,7 +9,7 @@ import type { AppContext } from '../context.js';
 import type { DeliverFile } from '../feature.js';
 import { AppError } from '../core/errors.js';
 import { requireCdnAccess } from '../http/cdn/access.js';
-import type { ConversionRequest } from '../http/cdn/url.js';
+import type { ConversionRequest } from '../feature.js';
 import { parsePlan } from '../media/plan.js';
 import type { ConversionService } from './service.js';
 

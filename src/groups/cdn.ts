@@ -10,7 +10,7 @@ import type { FileRecord } from '../core/file-record.js';
 import type { DeliverFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
 import { requireCdnAccess } from '../http/cdn/access.js';
-import type { CdnHandlers } from '../http/cdn/server.js';
+import type { CdnHandlers } from '../feature.js';
 import { appendPlan } from '../media/plan.js';
 import { sendArchive } from './archive.js';
 import { effectsPlan } from './file-ref.js';

@@ -8,20 +8,13 @@ import type { AppContext } from '../../context.js';
 import { isAppError } from '../../core/errors.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { sendCdnError } from './errors.js';
-import { parseCdnPath, type ConversionRequest, type FileRequest, type GroupRequest } from './url.js';
+import type { CdnHandlers } from '../../feature.js';
+import { parseCdnPath } from './url.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
 
-export type { FileRequest, GroupRequest } from './url.js';
-
-/** What features answer: file URLs (the delivery feature) and group URLs (the groups feature). */
-export interface CdnHandlers {
-  file(req: http.IncomingMessage, res: http.ServerResponse, request: FileRequest): Promise<void>;
-  group(req: http.IncomingMessage, res: http.ServerResponse, request: GroupRequest): Promise<void>;
-  conversion(req: http.IncomingMessage, res: http.ServerResponse, request: ConversionRequest): Promise<void>;
-}
-
+/** The CDN surface: parses each URL once and hands it to the feature that answers its kind (CdnHandlers). */
 export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handlers: Partial<CdnHandlers>): http.Server {
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     handle(handlers, req, res).catch((err: unknown) => {

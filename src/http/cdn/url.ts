@@ -14,40 +14,8 @@
  */
 import { AppError } from '../../core/errors.js';
 import { parseUuid } from '../../core/ids.js';
-import { parsePlan, type Plan } from '../../media/plan.js';
-
-export interface FileRequest {
-  kind: 'file';
-  uuid: string;
-  plan: Plan;
-  filename: string | null;
-  /** The operation segments as written (percent-encoded): group entries keep them as default_effects. */
-  written: string[];
-}
-
-export type GroupView =
-  | { kind: 'page' }
-  | { kind: 'nth'; index: number; plan: Plan }
-  | { kind: 'archive'; format: 'zip' | 'tar' };
-
-export interface GroupRequest {
-  kind: 'group';
-  groupId: string;
-  view: GroupView;
-  filename: string | null;
-}
-
-/** A conversion path (wire-reference §2.12): served from the result of the matching finished conversion. */
-export interface ConversionRequest {
-  kind: 'conversion';
-  uuid: string;
-  conversion: 'document' | 'video';
-  /** The path as POST /convert/…/ takes it: `<uuid>/document/-/…/` (segments still percent-encoded). */
-  path: string;
-  filename: string | null;
-}
-
-export type CdnRequest = FileRequest | GroupRequest | ConversionRequest;
+import { parsePlan } from '../../media/plan.js';
+import type { CdnRequest, FileRequest, GroupRequest, GroupView } from '../../feature.js';
 
 const PCHAR = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
 const GROUP_ID = /^([0-9a-fA-F-]{36})~(\d{1,4})$/;

@@ -13,6 +13,7 @@ import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import client from 'prom-client';
 import type { Logger } from 'pino';
+import type { FeatureMetrics } from '../../context.js';
 import { RequestDurations } from './request-durations.js';
 
 type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -28,7 +29,7 @@ type CountedSocket = http.IncomingMessage['socket'] & { [COUNTED]?: number };
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export class NodeMetrics {
+export class NodeMetrics implements FeatureMetrics {
   readonly registry = new client.Registry();
   private readonly duration: RequestDurations;
   private readonly uploadBytes: client.Counter;
