@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs';
 import { Writable } from 'node:stream';
+import { chunksWritten } from './spent-chunks.js';
 
 /** Bytes gathered before one write: 256 KiB, four socket chunks; at most this much is held per part. */
 const BATCH_BYTES = 256 * 1024;
@@ -156,7 +157,10 @@ export class BatchedFileWriter extends Writable {
       this.position += written;
       if (written === bytes) {
         this.opts.onWritten?.(this.position);
-        return done();
+        done();
+        // The batch's chunks are dead now: freed with others' by a scavenge every few MiB (spent-chunks.ts).
+        chunksWritten(bytes);
+        return;
       }
       if (written === 0) return done(new Error(`no progress writing ${this.file}`));
       this.writeAll(rest(chunks, written), bytes - written, done);

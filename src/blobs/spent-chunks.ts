@@ -1,0 +1,49 @@
+/**
+ * Frees the memory of body chunks already written, a few MiB at a time, instead of at V8's pace.
+ *
+ * Each chunk of a request body is its own malloc'd buffer (64 KiB; node:http copies every body
+ * chunk out of the socket's read buffer), freed only when V8 collects the small Buffer object that
+ * owns it. Those objects are tiny, so the young generation (4 MiB semi-spaces) fills only after
+ * hundreds of MiB of body; what triggers a collection is V8's external-memory limit, about 64 MiB
+ * of buffers above the last collection, and then it is a full one. So a 1 GiB upload kept up to
+ * about 64 MiB of written, dead chunks at a time, which the main malloc arena kept as its high-water
+ * mark: the largest part of the 50-60 MB a large upload added to the server's resident memory
+ * (docs/performance.md, "Large uploads' peak memory").
+ *
+ * A young-generation collection (a scavenge) frees every chunk that is no longer referenced: with
+ * 4 MiB semi-spaces it takes well under a millisecond, and it runs once per SCAVENGE_EVERY bytes
+ * written by any writer (batched-file-writer.ts), so dead chunks stay bounded by about that much.
+ * V8 exposes a collection to JavaScript only through its `gc` extension, which is enabled here at
+ * first use (the documented `--expose-gc` flag, set from inside; the function is taken from a fresh
+ * context, so no global `gc` appears in the application's). Where that fails, nothing changes.
+ */
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+/** Bytes written between two scavenges: 8 MiB, 128 per GiB (about 0.2 ms each). */
+const SCAVENGE_EVERY = 8 * 1024 * 1024;
+
+type CollectGarbage = (options: { type: 'minor' | 'major'; execution?: 'sync' | 'async' }) => void;
+
+let collect: CollectGarbage | null | undefined;
+let sinceLast = 0;
+
+function collector(): CollectGarbage | null {
+  if (collect !== undefined) return collect;
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    const gc: unknown = vm.runInNewContext('gc');
+    collect = typeof gc === 'function' ? (gc as CollectGarbage) : null;
+  } catch {
+    collect = null;
+  }
+  return collect;
+}
+
+/** `bytes` of body chunks were written and are no longer needed by the writer. */
+export function chunksWritten(bytes: number): void {
+  sinceLast += bytes;
+  if (sinceLast < SCAVENGE_EVERY) return;
+  sinceLast = 0;
+  collector()?.({ type: 'minor' });
+}
