@@ -4,8 +4,17 @@
  * A socket hands the body over in chunks of 64 KiB or less; fs.WriteStream writes each one as its
  * own request to libuv's thread pool (16,000 round trips per GiB, each a wake-up of a pool thread
  * and a callback on the main thread, the largest item of the part PUT's profile). Here chunks are
- * gathered up to BATCH_BYTES and written with one `writev`: the same bytes, no copy. Counting the
- * bytes here also refuses a body longer than allowed (`onTooLarge`) before writing it.
+ * gathered up to BATCH_BYTES and written with one write. Counting the bytes here also refuses a
+ * body longer than allowed (`onTooLarge`) before writing it.
+ *
+ * The chunks are copied into a batch buffer reused from write to write (and from writer to writer),
+ * not held until written: node:http gives each body chunk a malloc'd buffer of its own, freed only
+ * when V8 collects it, and a chunk held across two collections (gathering, then a write on the
+ * thread pool) moved to the old generation, where only a full collection frees it. Held chunks
+ * made the dead ones pile up by tens of MiB, which the malloc arena kept as resident memory
+ * (docs/performance.md, "Large uploads' peak memory"). Copied, a chunk dies as soon as it is
+ * accepted; the copy costs about 0.1 s of CPU per GiB. A body of one chunk is written as it is,
+ * and a chunk too big for the batch's room goes with it by reference.
  */
 import fs from 'node:fs';
 import { Writable } from 'node:stream';
@@ -13,8 +22,18 @@ import { chunksWritten } from './spent-chunks.js';
 
 /** Bytes gathered before one write: 256 KiB, four socket chunks; at most this much is held per part. */
 const BATCH_BYTES = 256 * 1024;
-/** A slow sender's many small chunks: a batch stays well under IOV_MAX (1024) buffers. */
-const BATCH_CHUNKS = 256;
+/** Batch buffers kept for the next writers (2 MiB): more are allocated when more bodies arrive at once. */
+const SPARE_BUFFERS = 8;
+const spareBuffers: Buffer[] = [];
+
+function takeBatchBuffer(): Buffer {
+  // Its own memory, not a slice of Node's shared pool: kept for good (no garbage) and reused.
+  return spareBuffers.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
+}
+
+function giveBatchBuffer(buf: Buffer): void {
+  if (spareBuffers.length < SPARE_BUFFERS) spareBuffers.push(buf);
+}
 /**
  * A batch that has not grown for this long (a sender that paused, or went slow) is written anyway:
  * a stalled connection's bytes go to disk instead of staying in memory, up to 256 KiB each.
@@ -40,7 +59,10 @@ export type BatchedFileOptions = Common & ({ flags: 'r+' | 'wx'; fd?: undefined 
 
 export class BatchedFileWriter extends Writable {
   private fd: number | null = null;
-  private batch: Buffer[] = [];
+  /** A batch of one chunk, held as it is (a small body needs no batch buffer). */
+  private sole: Buffer | null = null;
+  /** The batch buffer, once a second chunk arrived: the batch is its first `batchBytes` bytes. */
+  private buffer: Buffer | null = null;
   private batchBytes = 0;
   /** Where the next batch goes in the file. */
   private position: number;
@@ -81,13 +103,30 @@ export class BatchedFileWriter extends Writable {
     this.size += chunk.length;
     if (this.size > this.opts.maxBytes) return done(this.opts.onTooLarge());
     this.opts.onChunk?.(chunk, this.size);
-    this.batch.push(chunk);
-    this.batchBytes += chunk.length;
-    if (this.batchBytes < BATCH_BYTES && this.batch.length < BATCH_CHUNKS) {
+    // No room for it: the batch and this chunk in one write.
+    if (chunk.length > BATCH_BYTES - this.batchBytes) return this.flushBatch(done, chunk);
+    this.gather(chunk);
+    if (this.batchBytes < BATCH_BYTES) {
       this.armStallTimer();
       return done();
     }
     this.flushBatch(done);
+  }
+
+  /** Adds a chunk that fits to the batch: copied, unless it is the first of an empty batch and there is no batch buffer yet. */
+  private gather(chunk: Buffer): void {
+    if (this.batchBytes === 0 && this.buffer === null) {
+      this.sole = chunk;
+      this.batchBytes = chunk.length;
+      return;
+    }
+    this.buffer ??= takeBatchBuffer();
+    if (this.sole) {
+      this.sole.copy(this.buffer, 0);
+      this.sole = null;
+    }
+    chunk.copy(this.buffer, this.batchBytes);
+    this.batchBytes += chunk.length;
   }
 
   /** The rest, then a sync: the bytes are on disk before anything names them (a part marker, a rename, a row). */
@@ -112,6 +151,9 @@ export class BatchedFileWriter extends Writable {
       void this.inFlight.then(() => this._destroy(err, done));
       return;
     }
+    if (this.buffer) giveBatchBuffer(this.buffer);
+    this.buffer = null;
+    this.sole = null;
     if (this.fd === null) return done(err);
     fs.close(this.fd, (closeErr) => done(err ?? closeErr));
     this.fd = null;
@@ -137,10 +179,18 @@ export class BatchedFileWriter extends Writable {
     this.stallTimer.unref();
   }
 
-  private flushBatch(done: (err?: Error | null) => void): void {
-    const chunks = this.batch;
-    const bytes = this.batchBytes;
-    this.batch = [];
+  /**
+   * Writes the batch, and `extra` after it (a chunk that did not fit, by reference). The batch
+   * buffer is written from in place: nothing refills it before `done` (the stream calls `_write`
+   * only after it, and a stalled batch's write is waited for).
+   */
+  private flushBatch(done: (err?: Error | null) => void, extra?: Buffer): void {
+    const chunks: Buffer[] = [];
+    if (this.sole) chunks.push(this.sole);
+    else if (this.buffer && this.batchBytes > 0) chunks.push(this.buffer.subarray(0, this.batchBytes));
+    if (extra) chunks.push(extra);
+    const bytes = this.batchBytes + (extra?.length ?? 0);
+    this.sole = null;
     this.batchBytes = 0;
     if (bytes === 0) return done();
     this.writeAll(chunks, bytes, done);
@@ -158,7 +208,7 @@ export class BatchedFileWriter extends Writable {
       if (written === bytes) {
         this.opts.onWritten?.(this.position);
         done();
-        // The batch's chunks are dead now: freed with others' by a scavenge every few MiB (spent-chunks.ts).
+        // Every chunk gathered is dead now: freed with others' by a scavenge every few MiB (spent-chunks.ts).
         chunksWritten(bytes);
         return;
       }
