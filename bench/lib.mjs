@@ -75,7 +75,7 @@ export function cpuTicks(pid) {
 }
 
 const LUA = `
-counter = 0
+counter = COUNTER_START
 BODY = nil
 HEAD, TAIL = nil, nil
 if BODY_FILE ~= "" then local f = io.open(BODY_FILE, "rb"); BODY = f:read("*a"); f:close() end
@@ -107,8 +107,13 @@ end
 export async function wrk({ base, pattern, headers = {}, connections, seconds, serverPid, pin = null, dir, method = 'GET', bodyFile = '', uniqueMark = '' }) {
   const lua = path.join(dir, `wrk-${Math.random().toString(36).slice(2)}.lua`);
   const hdr = `{${Object.entries(headers).map(([k, v]) => `[${JSON.stringify(k)}]=${JSON.stringify(v)}`).join(',')}}`;
-  fs.writeFileSync(lua, `PATTERN = ${JSON.stringify(pattern)}\nHEADERS = ${hdr}\nMETHOD = ${JSON.stringify(method)}\nBODY_FILE = ${JSON.stringify(bodyFile)}\nUNIQUE_MARK = ${JSON.stringify(uniqueMark)}\n${LUA}`);
+  // Every wrk run (the warm-up too) counts from its own random start: a counter from 0 in each run
+  // repeated the bodies of the run before, and Stowage deduplicated them (another path than a new
+  // upload's: the staged copy removed again) where the floor wrote every one.
+  const counterStart = () => Math.floor(Math.random() * 1e15);
+  const writeLua = () => fs.writeFileSync(lua, `COUNTER_START = ${counterStart()}\nPATTERN = ${JSON.stringify(pattern)}\nHEADERS = ${hdr}\nMETHOD = ${JSON.stringify(method)}\nBODY_FILE = ${JSON.stringify(bodyFile)}\nUNIQUE_MARK = ${JSON.stringify(uniqueMark)}\n${LUA}`);
   const run = (secs) => {
+    writeLua();
     const args = ['-t1', `-c${connections}`, `-d${secs}s`, '--timeout', '30s', '-s', lua, base];
     const full = pin === null ? ['wrk', ...args] : ['taskset', '-c', String(pin), 'wrk', ...args];
     return new Promise((resolve, reject) => {

@@ -62,6 +62,11 @@ export class AnonymousStaging {
     });
   }
 
+  /** Whether release() was called: a part staged from now on needs no meter (it would reserve nothing). */
+  get isReleased(): boolean {
+    return this.released;
+  }
+
   /** The request is no longer anonymous (or is over): its bytes stop counting. Idempotent. */
   release(): void {
     if (this.released) return;

@@ -18,7 +18,7 @@ import { enqueue } from '../jobs/queue.js';
 import { INSPECT_HEAD_BYTES, inspectFile, inspectHead, type Inspection } from '../media/pipeline/inspect.js';
 import { AppError } from '../core/errors.js';
 import { FileEventOutbox } from '../jobs/event-outbox.js';
-import { systemInitiator, type Initiator } from '../jobs/file-events.js';
+import { systemInitiator, type FileEvent, type Initiator } from '../jobs/file-events.js';
 import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type AppdataEntry, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid, parseUuid } from '../core/ids.js';
@@ -201,8 +201,9 @@ export class FileService {
           const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
           row = { ...row, blobKey };
           await this.repo.insert(trx, row);
-          await this.events.record(trx, { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator });
-          if (stored) await this.events.record(trx, { projectId: row.projectId, event: 'file.stored', uuid: row.uuid, initiator });
+          // Both events in one call: their audience is one read, their jobs one insert.
+          const uploaded: FileEvent = { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator };
+          await this.events.recordMany(trx, stored ? [uploaded, { ...uploaded, event: 'file.stored' }] : [uploaded]);
           for (const hook of this.uploadHooks) await hook(trx, row, initiator);
           await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
         });

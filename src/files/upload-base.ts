@@ -138,8 +138,10 @@ async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, o
     }
     const file = part as MultipartFile;
     if (out.length >= MAX_FILES_PER_REQUEST) throw uploadError(400, 'RequestFileNumberLimitExceededError', 'The request contains too many files.');
-    const metered = pipeline(file.file, staging.meter(() => anonymousBytesRefused(ctx)), () => undefined);
-    const staged = await ctx.files.stage(metered, ctx.config.maxUploadBytes, fileTooLarge);
+    // Once a known key has arrived the meter would only pass the bytes on: without it a part costs
+    // one stream and one pipeline less (and the AbortError DOMException every pipeline's end builds).
+    const source = staging.isReleased ? file.file : pipeline(file.file, staging.meter(() => anonymousBytesRefused(ctx)), () => undefined);
+    const staged = await ctx.files.stage(source, ctx.config.maxUploadBytes, fileTooLarge);
     if (file.file.truncated) {
       await ctx.files.discard([staged]);
       throw fileTooLarge();

@@ -11,10 +11,11 @@ import { enqueueMany } from './queue.js';
 const FILE_EVENT_JOB = 'event.file';
 
 /**
- * Whether something would consume this event of this project (the webhooks feature: an active
- * subscription to it). Read in the transaction of the change, so it sees what that change would.
+ * Which of these events of this project something would consume (the webhooks feature: those with
+ * an active subscription), asked once for all the events of a change (an upload stored at once
+ * has two). Read in the transaction of the change, so it sees what that change would.
  */
-export type FileEventAudience = (db: DbOrTrx, projectId: number, event: FileEventName) => Promise<boolean>;
+export type FileEventAudience = (db: DbOrTrx, projectId: number, events: readonly FileEventName[]) => Promise<ReadonlySet<FileEventName>>;
 
 /**
  * Where file events are written. An event no feature would consume is not written: each one is a
@@ -41,22 +42,36 @@ export class FileEventOutbox {
     await this.recordMany(db, [event]);
   }
 
-  /** `record` for several events, written in one INSERT (a batch store's). */
+  /** `record` for several events, written in one INSERT (a batch store's), their audience read once per project. */
   async recordMany(db: DbOrTrx, events: readonly FileEvent[]): Promise<void> {
-    const heard: FileEvent[] = [];
-    for (const event of events) if (this.audiences === null || (await this.heard(db, event))) heard.push(event);
+    let heard = events;
+    if (this.audiences !== null) {
+      const namesByProject = new Map<number, Set<FileEventName>>();
+      for (const e of events) namesByProject.set(e.projectId, (namesByProject.get(e.projectId) ?? new Set()).add(e.event));
+      const heardByProject = new Map<number, ReadonlySet<FileEventName>>();
+      for (const [projectId, names] of namesByProject) heardByProject.set(projectId, await this.heard(db, projectId, [...names]));
+      heard = events.filter((e) => heardByProject.get(e.projectId)?.has(e.event));
+    }
     await enqueueMany(db, heard.map((payload) => ({ kind: FILE_EVENT_JOB, payload, maxAttempts: 20 })));
   }
 
-  private async heard(db: DbOrTrx, event: FileEvent): Promise<boolean> {
-    const key = `${event.projectId} ${event.event}`;
+  /** Which of `names` of the project have an audience: remembered yeses first, then each audience once for the rest. */
+  private async heard(db: DbOrTrx, projectId: number, names: FileEventName[]): Promise<Set<FileEventName>> {
     const known = db.isTransaction ? this.heardIn.get(db) : undefined;
-    if (known?.has(key)) return true;
+    const key = (name: FileEventName) => `${projectId} ${name}`;
+    const yes = new Set(names.filter((n) => known?.has(key(n))));
+    let ask = names.filter((n) => !yes.has(n));
     for (const audience of this.audiences ?? []) {
-      if (!(await audience(db, event.projectId, event.event))) continue;
-      if (db.isTransaction) this.heardIn.set(db, (known ?? new Set<string>()).add(key));
-      return true;
+      if (ask.length === 0) break;
+      const answered = await audience(db, projectId, ask);
+      for (const n of answered) yes.add(n);
+      ask = ask.filter((n) => !answered.has(n));
     }
-    return false;
+    if (db.isTransaction && yes.size > 0) {
+      const set = known ?? new Set<string>();
+      for (const n of yes) set.add(key(n));
+      this.heardIn.set(db, set);
+    }
+    return yes;
   }
 }

@@ -23,7 +23,7 @@ export function webhooksFeature(ctx: AppContext): Feature {
       'webhooks.prune': pruneHandler(ctx, repo),
     },
     // The fan-out reads an event only to deliver it to the project's active subscriptions to it.
-    fileEventAudience: (db, projectId, event) => repo.anyActive(db, projectId, event),
+    fileEventAudience: (db, projectId, events) => repo.activeEvents(db, projectId, events),
     // First proposal a little after start (migrations done, listeners up), then once per period.
     schedules: [{ kind: 'webhooks.prune', periodMs: PRUNE_PERIOD_MS, firstAfterMs: 10_000 }],
   };

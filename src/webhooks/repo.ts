@@ -59,18 +59,24 @@ export class WebhookRepo {
     return r ? toSubscription(r) : null;
   }
 
-  /** Whether the project has an active subscription to the event, read through `db` (a change's transaction). */
-  async anyActive(db: DbOrTrx, projectId: number, event: string): Promise<boolean> {
-    const row = await db
+  /**
+   * Which of `events` the project has an active subscription to, read through `db` (a change's
+   * transaction): one statement for all the events of a change.
+   */
+  async activeEvents<E extends string>(db: DbOrTrx, projectId: number, events: readonly E[]): Promise<Set<E>> {
+    if (events.length === 0) return new Set();
+    const rows = await db
       .selectFrom('webhooks')
-      .select('id')
+      .select('event')
+      .distinct()
       .where('project_id', '=', projectId)
-      .where('event', '=', event)
+      .where('event', 'in', events)
       .where('is_active', '=', 1)
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
+      .execute();
+    const wanted = new Set<string>(events);
+    return new Set(rows.map((r) => r.event).filter((e): e is E => wanted.has(e)));
   }
+
 
   /** Active subscriptions of the projects, to any event (the fan-outs' reads, subscription-reads.ts). */
   async activeOf(projectIds: readonly number[]): Promise<Subscription[]> {

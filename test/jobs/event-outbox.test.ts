@@ -2,12 +2,16 @@
  * The file-event outbox against the real store: an event is written only when a feature would
  * consume it, and within one transaction (a batch store of many files) a "yes" is asked once per
  * project and event, not once per file (a round trip each on PostgreSQL). A "no" is asked again.
+ * The events of one change (an upload stored at once: file.uploaded and file.stored) are one
+ * question, and the webhooks feature answers it with one statement.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import { FileEventOutbox } from '../../src/jobs/event-outbox.js';
 import { systemInitiator, type FileEventName } from '../../src/jobs/file-events.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
+import { ProjectRepo } from '../../src/projects/repo.js';
+import { WebhookRepo } from '../../src/webhooks/repo.js';
 
 let store: TestStore;
 let db: Db;
@@ -22,9 +26,9 @@ function outbox(heard: (projectId: number, event: FileEventName) => boolean): { 
   let asked = 0;
   const o = new FileEventOutbox();
   o.heardBy([
-    async (_db, projectId, event) => {
+    async (_db, projectId, events) => {
       asked++;
-      return heard(projectId, event);
+      return new Set(events.filter((event) => heard(projectId, event)));
     },
   ]);
   return { outbox: o, asked: () => asked };
@@ -54,5 +58,28 @@ describe('FileEventOutbox', () => {
     });
     expect(asked()).toBe(3);
     expect(await written('no-')).toBe(0);
+  });
+
+  it("an upload's two events are one question to the webhooks table, and only the subscribed one is written", async () => {
+    const { id: projectId } = await new ProjectRepo(db).insert({ name: 'audience', pubKey: 'audiencepub', autostore: true, signedUploads: false, createdUs: 1 }, 'audiencesecret-0123456789');
+    const repo = new WebhookRepo(db);
+    await repo.insert({ projectId, event: 'file.stored', targetUrl: 'http://127.0.0.1:9/', isActive: true, signingSecret: null, version: '0.7', createdUs: 1, updatedUs: 1 });
+    let statements = 0;
+    const o = new FileEventOutbox();
+    o.heardBy([
+      (trx, id, events) => {
+        statements++;
+        return repo.activeEvents(trx, id, events);
+      },
+    ]);
+    await db.transaction((trx) =>
+      o.recordMany(trx, [
+        { projectId, event: 'file.uploaded', uuid: 'pair-1', initiator: systemInitiator() },
+        { projectId, event: 'file.stored', uuid: 'pair-1', initiator: systemInitiator() },
+      ]),
+    );
+    expect(statements).toBe(1);
+    const events = (await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'event.file').where('payload', 'like', '%pair-1%').execute()).map((r) => (JSON.parse(r.payload) as { event: string }).event);
+    expect(events).toEqual(['file.stored']);
   });
 });
