@@ -19,6 +19,9 @@ import { snapshotApp, stowage } from './servers.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+// A new upload runs more code than a read: after 1 s (about 150 uploads) V8 was still compiling it,
+// and a server's CPU per upload fell 6.1 -> 3.7 ms over its first 20 s (docs/performance.md).
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_UPLOAD_CONNECTIONS ?? 8);
 const SIZE = Number(process.env.BENCH_UPLOAD_BYTES ?? 64 * 1024);
 const MANY = Number(process.env.BENCH_UPLOAD_MANY_CONNECTIONS ?? 64);
@@ -66,14 +69,14 @@ const runs = { stowage: [], bare: [] };
 const many = { stowage: [], bare: [] };
 try {
   for (let round = 0; round < ROUNDS; round++) {
-    runs.stowage.push(await wrk({ base: s.upload, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: CONNECTIONS, seconds: SECONDS, serverPid: s.pid, pin: 0, dir: work }));
-    runs.bare.push(await wrk({ base: `http://127.0.0.1:${port}`, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: CONNECTIONS, seconds: SECONDS, serverPid: bare.pid, pin: 0, dir: work }));
+    runs.stowage.push(await wrk({ base: s.upload, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: CONNECTIONS, seconds: SECONDS, serverPid: s.pid, pin: 0, dir: work, warmupSeconds: WARMUP }));
+    runs.bare.push(await wrk({ base: `http://127.0.0.1:${port}`, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: CONNECTIONS, seconds: SECONDS, serverPid: bare.pid, pin: 0, dir: work, warmupSeconds: WARMUP }));
   }
   // Many clients on two cores: every thread of both servers may now run on either core.
   for (const pid of [s.pid, bare.pid]) execFileSync('taskset', ['-a', '-p', '-c', '0,1', String(pid)], { stdio: 'ignore' });
   for (let round = 0; round < ROUNDS; round++) {
-    many.stowage.push(await wrk({ base: s.upload, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: MANY, seconds: SECONDS, serverPid: s.pid, dir: work }));
-    many.bare.push(await wrk({ base: `http://127.0.0.1:${port}`, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: MANY, seconds: SECONDS, serverPid: bare.pid, dir: work }));
+    many.stowage.push(await wrk({ base: s.upload, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: MANY, seconds: SECONDS, serverPid: s.pid, dir: work, warmupSeconds: WARMUP }));
+    many.bare.push(await wrk({ base: `http://127.0.0.1:${port}`, pattern: '/base/', method: 'POST', bodyFile, uniqueMark: MARK, headers, connections: MANY, seconds: SECONDS, serverPid: bare.pid, dir: work, warmupSeconds: WARMUP }));
   }
 } finally {
   await s.stop();

@@ -98,13 +98,16 @@ done = function(summary, latency, requests)
 end
 `;
 
+/** Unmeasured run before each measured one (BENCH_WARMUP_SECONDS): the JIT, file caches, connections. */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+
 /**
  * wrk against `base + pattern` (`%d` becomes 300..399, a different width per request); returns
  * req/s, latency percentiles (ms) and the server's CPU ms per request over the measured run.
  * `method` and `bodyFile` (a file whose bytes every request sends) make it a POST bench; with
  * `uniqueMark` (16 bytes found once in the body) each request puts its own counter there instead.
  */
-export async function wrk({ base, pattern, headers = {}, connections, seconds, serverPid, pin = null, dir, method = 'GET', bodyFile = '', uniqueMark = '' }) {
+export async function wrk({ base, pattern, headers = {}, connections, seconds, serverPid, pin = null, dir, method = 'GET', bodyFile = '', uniqueMark = '', warmupSeconds = WARMUP_SECONDS }) {
   const lua = path.join(dir, `wrk-${Math.random().toString(36).slice(2)}.lua`);
   const hdr = `{${Object.entries(headers).map(([k, v]) => `[${JSON.stringify(k)}]=${JSON.stringify(v)}`).join(',')}}`;
   // Every wrk run (the warm-up too) counts from its own random start: a counter from 0 in each run
@@ -127,7 +130,7 @@ export async function wrk({ base, pattern, headers = {}, connections, seconds, s
       });
     });
   };
-  await run(1); // warm-up: JIT, file caches, connections
+  await run(warmupSeconds); // warm-up: JIT, file caches, connections
   const before = cpuTicks(serverPid);
   const r = await run(seconds);
   const after = cpuTicks(serverPid);
