@@ -41,6 +41,17 @@ export interface Db {
    * tell without a round trip (PostgreSQL): then nothing may be served from a cache of rows.
    */
   changeStamp(): string | null;
+  /**
+   * SQLite only (absent on PostgreSQL, whose commit is durable when it returns). Called while
+   * holding the connection (inside a transaction, or `kysely.connection().execute`): this hold's
+   * writes are handed back once committed, without waiting for the WAL sync that makes them
+   * durable (wal-sync.ts); the caller then waits on `synced` where it needs that. For the group
+   * commit: its next batch starts meanwhile, and a write a crash may undo (a job's claim) is
+   * answered at once.
+   */
+  leaveSyncToCaller?(): void;
+  /** SQLite only: resolves once every commit made so far is on disk. */
+  synced?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -75,10 +86,13 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   // most uploads making one. The app's queries are paged and indexed, so these stay small.
   file.pragma('temp_store = MEMORY');
   const wal = new WalSync(`${file.name}-wal`);
-  const db = wrap(new Kysely<Database>({ dialect: new ImmediateSqliteDialect(file, wal) }), 'sqlite');
+  const dialect = new ImmediateSqliteDialect(file, wal);
+  const db = wrap(new Kysely<Database>({ dialect }), 'sqlite');
   return {
     ...db,
     changeStamp: sqliteChangeStamp(file),
+    leaveSyncToCaller: () => dialect.skipSyncOnRelease(),
+    synced: () => wal.sync(),
     close: async () => {
       await db.close();
       await wal.close();
@@ -130,19 +144,27 @@ function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {
 class ImmediateSqliteDialect extends SqliteDialect {
   private readonly cfg: SqliteDialectConfig;
 
-  /** Whether the connection's current holder has run a statement that may write. */
-  private readonly writes: { pending: boolean };
+  /**
+   * Whether the connection's current holder has run a statement that may write, and whether it
+   * leaves the WAL sync to its caller (Db.leaveSyncToCaller).
+   */
+  private readonly writes: { pending: boolean; skipSync: boolean };
 
   constructor(
     private readonly file: SQLite.Database,
     private readonly wal: WalSync,
   ) {
-    const writes = { pending: false };
+    const writes = { pending: false, skipSync: false };
     // Statements are prepared once per SQL text (statement-cache.ts); writes are noted for the WAL sync.
     const cfg = { database: cachingDatabase(file, () => (writes.pending = true)) };
     super(cfg);
     this.cfg = cfg;
     this.writes = writes;
+  }
+
+  /** The connection's current holder syncs the WAL itself after it lets the connection go. */
+  skipSyncOnRelease(): void {
+    this.writes.skipSync = true;
   }
 
   override createDriver(): Driver {
@@ -153,8 +175,10 @@ class ImmediateSqliteDialect extends SqliteDialect {
       override async releaseConnection(): Promise<void> {
         const wrote = writes.pending && !file.inTransaction;
         if (wrote) writes.pending = false;
+        const skipSync = writes.skipSync;
+        writes.skipSync = false;
         await super.releaseConnection();
-        if (wrote) await wal.sync();
+        if (wrote && !skipSync) await wal.sync();
       }
 
       override async beginTransaction(connection: DatabaseConnection): Promise<void> {

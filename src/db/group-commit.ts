@@ -15,6 +15,13 @@
  * four jobs per commit, one UPDATE each. The merged statement runs where the batch's next plain
  * write would, or at its end, so a write queued after a merged one (a claim) still sees it done.
  *
+ * On SQLite a batch's commit and its WAL sync are apart (Db.leaveSyncToCaller): the next batch
+ * starts as soon as the previous one committed, while its sync runs on the thread pool, instead of
+ * after the sync (a claim queued behind a batch waited for two syncs, one after the other, and
+ * the claims of webhook deliveries are on the path of every delivery). A write that a crash may
+ * undo harmlessly (a claim: its job is claimable again, as after any crash) can ask to be
+ * answered at the commit (`unsynced`); every other write still resolves only once durable.
+ *
  * Each write still resolves only after its transaction committed. If one write of a batch fails,
  * the batch's transaction rolls back and every write of it is run again alone, so only the
  * failing one fails (writes must therefore be safe to run twice until committed, as plain
@@ -69,8 +76,20 @@ interface Pending {
   statement: Statement<unknown> | null;
   /** Set for a write that joins its batch's merged statement of the same shape. */
   merge: Merge | null;
+  /** Answered at its commit, before the WAL sync (see the top). */
+  unsynced: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
+}
+
+/** Options of a write. */
+export interface WriteOptions {
+  /**
+   * Resolve once committed, without waiting for the commit to reach the disk (SQLite; on
+   * PostgreSQL a commit is durable when it returns). Only for a write whose loss in a crash is
+   * harmless: a job's claim, whose lease a crash ends anyway.
+   */
+  unsynced?: boolean;
 }
 
 /** Merged statements collected in a batch, waiting for the next plain write or the batch's end. */
@@ -86,7 +105,7 @@ export class GroupCommit {
   private readonly db: Kysely<Database>;
 
   constructor(
-    store: Db,
+    private readonly store: Db,
     private readonly maxBatch = 256,
   ) {
     this.db = store.kysely;
@@ -94,12 +113,12 @@ export class GroupCommit {
 
   /** Runs `write` in a transaction, shared with the writes that arrive meanwhile. */
   run<T>(write: Write<T>): Promise<T> {
-    return this.push({ write, statement: null, merge: null });
+    return this.push({ write, statement: null, merge: null, unsynced: false });
   }
 
   /** The same for a write of one statement. */
-  statement<T>(write: Statement<T>): Promise<T> {
-    return this.push({ write, statement: write, merge: null });
+  statement<T>(write: Statement<T>, opts: WriteOptions = {}): Promise<T> {
+    return this.push({ write, statement: write, merge: null, unsynced: opts.unsynced === true });
   }
 
   /**
@@ -116,7 +135,7 @@ export class GroupCommit {
       return one(trx);
     };
     const merge: Merge = { statement: statement as MergedStatement<unknown, unknown>, arg, before };
-    return this.push({ write, statement: before.length === 0 ? one : null, merge });
+    return this.push({ write, statement: before.length === 0 ? one : null, merge, unsynced: false });
   }
 
   private push<T>(item: Omit<Pending, 'resolve' | 'reject'>): Promise<T> {
@@ -136,16 +155,16 @@ export class GroupCommit {
         const batch = this.pending.splice(0, this.maxBatch);
         const lone = batch.length === 1 ? batch[0]!.statement : null;
         if (lone) {
-          await lone(this.db).then(batch[0]!.resolve, batch[0]!.reject);
+          await this.commit(lone, false).then((r) => this.answer([batch[0]!], [r]), batch[0]!.reject);
           continue;
         }
         try {
-          const results = await this.db.transaction().execute((trx) => runBatch(trx, batch));
-          batch.forEach((p, i) => p.resolve(results[i]));
+          const results = await this.commit((trx) => runBatch(trx as Transaction<Database>, batch), true);
+          this.answer(batch, results);
         } catch {
           for (const p of batch) {
             try {
-              p.resolve(await this.db.transaction().execute(p.write));
+              this.answer([p], [await this.commit((trx) => p.write(trx as Transaction<Database>), true)]);
             } catch (err) {
               p.reject(err);
             }
@@ -155,6 +174,27 @@ export class GroupCommit {
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** Runs `fn` (in a transaction when asked); resolves at its commit where the store syncs apart. */
+  private commit<T>(fn: (db: Kysely<Database>) => Promise<T>, transaction: boolean): Promise<T> {
+    const leave = this.store.leaveSyncToCaller;
+    if (!leave) return transaction ? this.db.transaction().execute(fn) : fn(this.db);
+    // Said while holding the connection: no other holder's release can take it for its own.
+    const held = (db: Kysely<Database>): Promise<T> => {
+      leave();
+      return fn(db);
+    };
+    return transaction ? this.db.transaction().execute(held) : this.db.connection().execute(held);
+  }
+
+  /** Answers committed writes: `unsynced` ones at once, the others once the store synced the commit. */
+  private answer(writes: readonly Pending[], results: readonly unknown[]): void {
+    const synced = this.store.synced && writes.some((p) => !p.unsynced) ? this.store.synced() : null;
+    writes.forEach((p, i) => {
+      if (p.unsynced || !synced) p.resolve(results[i]);
+      else synced.then(() => p.resolve(results[i]), p.reject);
+    });
   }
 }
 

@@ -146,7 +146,10 @@ export class JobQueue {
    * Claims up to `limit` due jobs of the given kinds for `workerId`, leased for `leaseMs`. The claim
    * goes through the group commit: it shares its commit with the outcomes of the jobs that just
    * finished (on SQLite every commit is an fsync, and a claim per freed slot was one more each).
-   * Outcomes queued before it are written first, so it counts their slots as free.
+   * Outcomes queued before it are written first, so it counts their slots as free. It is answered
+   * at its commit, not after the WAL sync (SQLite): a claim lost in a crash only makes its jobs
+   * claimable again, as the crash's end of their leases would; their outcomes, written later, are
+   * synced with everything before them.
    */
   async claim(workerId: string, opts: ClaimOptions): Promise<ClaimedJob[]> {
     const { kinds, limit, leaseMs } = opts;
@@ -158,7 +161,7 @@ export class JobQueue {
       if (opts.perKeyLimit !== undefined) return this.claimFair(db, workerId, kinds, limit, opts.perKeyLimit, now, lease);
       if (this.dialect === 'postgres') return this.claimPostgres(db, workerId, kinds, limit, now, lease);
       return this.claimSqlite(db, workerId, kinds, limit, now, lease);
-    });
+    }, { unsynced: true });
     return rows.map(toClaimed);
   }
 

@@ -204,7 +204,11 @@ export class Worker {
         this.log.error({ err }, 'job claim failed');
         return;
       }
-      if (jobs.length > 0) this.dirty.add(group); // found work: more may be due
+      // A claim that filled every free slot may have left work due: look again at once. One that
+      // took fewer took all that was due to this node (or every key it found is at its limit):
+      // claiming again could only come back empty, and on the path of every delivery, since polls
+      // run one at a time. A finishing job, an enqueue or the timer pokes when that changes.
+      if (jobs.length === free) this.dirty.add(group);
       group.lane.running += jobs.length;
       for (const job of jobs) this.track(this.runOne(job, group));
     }

@@ -48,6 +48,21 @@ describe('GroupCommit', () => {
     const rows = await db.kysely.selectFrom('jobs').select('id').where('kind', '=', 'gc.ok').execute();
     expect(rows).toHaveLength(2);
   });
+
+  it('a write marked unsynced (a claim) is answered at its commit; the others of its batch once the commit is on disk', async () => {
+    const writes = new GroupCommit(db);
+    const answered: string[] = [];
+    // Queued in one turn: one batch, the durable write first.
+    await Promise.all([
+      writes.run(insertJob('gc.durable')).then(() => answered.push('durable')),
+      writes.statement(insertJob('gc.unsynced'), { unsynced: true }).then(() => answered.push('unsynced')),
+    ]);
+    // SQLite syncs the WAL after the commit (wal-sync.ts): only the durable write waits for it.
+    // A PostgreSQL commit is durable when it returns: both are answered then, in order.
+    expect(answered).toEqual(db.dialect === 'sqlite' ? ['unsynced', 'durable'] : ['durable', 'unsynced']);
+    const rows = await db.kysely.selectFrom('jobs').select('kind').where('kind', 'in', ['gc.durable', 'gc.unsynced']).execute();
+    expect(rows).toHaveLength(2);
+  });
 });
 
 describe('GroupCommit merged statements', () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import type { KyselyPlugin, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { mergedWrite } from '../../src/db/group-commit.js';
-import { enqueue, enqueueMany, enqueueMerged, JobQueue, type OutcomeWrite } from '../../src/jobs/queue.js';
+import { enqueue, enqueueMany, enqueueMerged, JobQueue, type ClaimedJob, type OutcomeWrite } from '../../src/jobs/queue.js';
 import { JobGiveUpError, Worker } from '../../src/jobs/worker.js';
 import { listenForJobs } from '../../src/jobs/wake.js';
 import { usingPostgres } from '../helpers/server.js';
@@ -399,6 +399,44 @@ describe('pick-up without waiting for a poll', () => {
     } finally {
       await w.stop();
     }
+  });
+
+  it('a lane wider than the per-key limit claims again only when a slot frees: no empty claim after each one that found work', async () => {
+    /** The real queue, with the number of jobs each claim took noted. */
+    class CountingQueue extends JobQueue {
+      readonly taken: number[] = [];
+      override async claim(...args: Parameters<JobQueue['claim']>): Promise<ClaimedJob[]> {
+        const jobs = await super.claim(...args);
+        this.taken.push(jobs.length);
+        return jobs;
+      }
+    }
+    const queue = new CountingQueue(db);
+    const w = new Worker(queue, log, POLL_MS);
+    const runs: string[] = [];
+    w.register('test.keyed' as 'test.x', {
+      concurrency: 8,
+      perKeyLimit: 2,
+      run: async (payload) => {
+        await sleep(5);
+        runs.push(String(payload));
+      },
+    });
+    const jobs = 30;
+    await enqueueMany(db.kysely, Array.from({ length: jobs }, (_, i) => ({ kind: 'test.keyed' as const, payload: `k${i}`, fairKey: 'one' })));
+    w.start();
+    try {
+      for (let i = 0; i < 200 && runs.length < jobs; i++) await sleep(50);
+      expect(runs).toHaveLength(jobs);
+    } finally {
+      await w.stop();
+    }
+    // The key's limit (2) holds the lane (8 slots) below full: a claim that found work must not be
+    // followed at once by another, which could only find the key at its limit. Empty claims are
+    // left for the last jobs' finishing (up to one per slot of the key) and a spare.
+    const empty = queue.taken.filter((n) => n === 0).length;
+    expect(queue.taken.reduce((a, n) => a + n, 0)).toBe(jobs);
+    expect(empty).toBeLessThanOrEqual(3);
   });
 
   it.skipIf(!usingPostgres())('PostgreSQL: a job committed by another node wakes this one (LISTEN/NOTIFY)', async () => {
