@@ -35,7 +35,8 @@ const EMPTY_MD5 = crypto.createHash('md5').update('').digest('hex');
 /** The text the HMAC covers: method, body MD5, Content-Type, date and URI, a line each. */
 function signedMessage(parts: SignedParts): string {
   const md5 = parts.body.length === 0 ? EMPTY_MD5 : crypto.createHash('md5').update(parts.body).digest('hex');
-  return [parts.method.toUpperCase(), md5, parts.contentType, parts.date, parts.uri].join('\n');
+  // A template, not an array join: no array per request (the same text).
+  return `${parts.method.toUpperCase()}\n${md5}\n${parts.contentType}\n${parts.date}\n${parts.uri}`;
 }
 
 export function signRestRequest(secret: string, parts: SignedParts): string {

@@ -41,6 +41,8 @@ export class TokenBucketLimiter implements RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly maxKeys: number;
   private readonly now: () => number;
+  /** The key moved to the end of `buckets` last. */
+  private lastKey: string | null = null;
 
   constructor(private readonly opts: BucketOptions) {
     this.maxKeys = opts.maxKeys ?? 10_000;
@@ -53,30 +55,39 @@ export class TokenBucketLimiter implements RateLimiter {
 
   takeNow(key: string): Decision {
     const now = this.now();
-    const b = this.refill(this.buckets.get(key), now);
+    const held = this.buckets.get(key);
+    // A held bucket is refilled in place: every REST read takes one (no object per request).
+    const b = held ?? { tokens: this.opts.burst, atMs: now };
+    b.tokens = this.tokensAt(b, now);
+    b.atMs = now;
     if (b.tokens >= 1) {
       b.tokens -= 1;
-      this.remember(key, b, now);
+      this.remember(key, b, held !== undefined, now);
       return ALLOWED;
     }
-    this.remember(key, b, now);
+    this.remember(key, b, held !== undefined, now);
     // Whole seconds, at least 1: clients sleep Retry-After seconds, and 0 would make them hammer us.
     return { allowed: false, retryAfterS: Math.max(1, Math.ceil((1 - b.tokens) / this.opts.perSec)) };
   }
 
-  private refill(b: Bucket | undefined, now: number): Bucket {
-    if (!b) return { tokens: this.opts.burst, atMs: now };
-    const tokens = Math.min(this.opts.burst, b.tokens + ((now - b.atMs) / 1000) * this.opts.perSec);
-    return { tokens, atMs: now };
+  /** A bucket's tokens at `now`, refilled lazily since it was last taken from. */
+  private tokensAt(b: Bucket, now: number): number {
+    return Math.min(this.opts.burst, b.tokens + ((now - b.atMs) / 1000) * this.opts.perSec);
   }
 
-  /** Keeps the map bounded: a full bucket is the same as no bucket, so those go first. */
-  private remember(key: string, b: Bucket, now: number): void {
+  /**
+   * Keeps the map in least-recently-used order and bounded: a full bucket is the same as no bucket,
+   * so those go first. The key taken last is already at the end (the common case, one busy
+   * project): moving it again (a delete and a set per request) would change nothing.
+   */
+  private remember(key: string, b: Bucket, held: boolean, now: number): void {
+    if (held && key === this.lastKey) return;
     this.buckets.delete(key);
     this.buckets.set(key, b);
+    this.lastKey = key;
     if (this.buckets.size <= this.maxKeys) return;
     for (const [k, v] of this.buckets) {
-      if (this.refill(v, now).tokens >= this.opts.burst) this.buckets.delete(k);
+      if (this.tokensAt(v, now) >= this.opts.burst) this.buckets.delete(k);
     }
     // Still too many busy keys: forget the least recently used (Map keeps insertion order).
     for (const k of this.buckets.keys()) {

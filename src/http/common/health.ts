@@ -10,8 +10,7 @@
 import type http from 'node:http';
 import type { AppContext } from '../../context.js';
 import { freeBytes } from './disk-space.js';
-
-type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+import { takeRequestListeners } from './request-listeners.js';
 
 /** `/healthz` or `/readyz` (a query string allowed), else null: checked without splitting every request's URL. */
 function probePath(url: string): '/healthz' | '/readyz' | null {
@@ -32,8 +31,7 @@ export class NodeHealth {
 
   /** Puts the probes and the in-flight counter in front of a server's request listeners. */
   attach(server: http.Server): void {
-    const inner = server.listeners('request') as Listener[];
-    server.removeAllListeners('request');
+    const inner = takeRequestListeners(server);
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       const path = probePath(req.url ?? '');
       if (path !== null && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -41,12 +39,16 @@ export class NodeHealth {
         return;
       }
       this.inFlight++;
-      res.once('close', () => this.done());
+      // `on`, not `once`: a response closes once, and `once` wraps (and later unhooks) a listener per request.
+      res.on('close', this.closed);
       // While draining, keep-alive connections close after their current response.
       if (this.draining) res.setHeader('connection', 'close');
-      for (const l of inner) l.call(server, req, res);
+      inner(req, res);
     });
   }
+
+  /** One listener for every request (no closure per request). */
+  private readonly closed = (): void => this.done();
 
   private done(): void {
     this.inFlight--;

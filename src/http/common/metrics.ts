@@ -15,8 +15,8 @@ import client from 'prom-client';
 import type { Logger } from 'pino';
 import type { FeatureMetrics } from '../../context.js';
 import { RequestDurations } from './request-durations.js';
+import { takeRequestListeners } from './request-listeners.js';
 
-type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 export type Surface = 'rest' | 'upload' | 'cdn';
 
 /** Where a Fastify hook leaves the matched route pattern for the outer listener to read. */
@@ -74,8 +74,7 @@ export class NodeMetrics implements FeatureMetrics {
 
   /** Puts /metrics, the request id and the timing in front of a server's request listeners. */
   attach(server: http.Server, surface: Surface): void {
-    const inner = server.listeners('request') as Listener[];
-    server.removeAllListeners('request');
+    const inner = takeRequestListeners(server);
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       if (this.expose && req.url === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
         void this.serve(res);
@@ -87,7 +86,8 @@ export class NodeMetrics implements FeatureMetrics {
       const started = performance.now();
       // Taken now: by the response's 'close' the request may have let go of its socket (null).
       const socket = req.socket as CountedSocket | null;
-      res.once('close', () => {
+      // `on`, not `once`: a response closes once, and `once` wraps (and later unhooks) a listener per request.
+      res.on('close', () => {
         const route = (res as Labeled)[ROUTE] ?? (surface === 'cdn' ? cdnRoute(req.url ?? '') : 'unmatched');
         this.duration.record(surface, route, res.statusCode, (performance.now() - started) / 1000);
         if (surface === 'upload' && socket) this.countReceived(socket);
@@ -95,7 +95,7 @@ export class NodeMetrics implements FeatureMetrics {
           this.log.debug({ reqId: id, surface, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
         }
       });
-      for (const l of inner) l.call(server, req, res);
+      inner(req, res);
     });
   }
 

@@ -10,6 +10,7 @@
  */
 import type http from 'node:http';
 import type { Config, Surface } from '../../config.js';
+import { takeRequestListeners } from './request-listeners.js';
 
 export interface RequestTimeouts {
   headersMs: number;
@@ -29,7 +30,14 @@ export function applyRequestTimeouts(server: http.Server, t: RequestTimeouts): v
   server.requestTimeout = t.requestMs;
   // A constructor option in Node's types, but read from the server when it starts listening.
   (server as http.Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = checkingIntervalMs(t);
-  if (t.bodyIdleMs > 0) server.on('request', (req: http.IncomingMessage) => watchBodyIdle(req, t.bodyIdleMs));
+  if (t.bodyIdleMs > 0) {
+    // Wrapped, not a second listener (request-listeners.ts); watched after the others, as before.
+    const inner = takeRequestListeners(server);
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      inner(req, res);
+      watchBodyIdle(req, t.bodyIdleMs);
+    });
+  }
 }
 
 function expectsBody(req: http.IncomingMessage): boolean {

@@ -16,8 +16,7 @@
 import type http from 'node:http';
 import type { RestQuickRead } from '../../feature.js';
 import type { RestVersion } from './version.js';
-
-type Listener = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+import { takeRequestListeners } from '../common/request-listeners.js';
 
 export interface QuickReadChecks {
   reads: readonly RestQuickRead[];
@@ -36,11 +35,10 @@ export interface QuickReadChecks {
 /** Puts the quick reads in front of the server's request listeners (Fastify's). */
 export function attachQuickReads(server: http.Server, checks: QuickReadChecks): void {
   if (checks.reads.length === 0) return;
-  const routed = server.listeners('request') as Listener[];
-  server.removeAllListeners('request');
+  const routed = takeRequestListeners(server);
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (answered(req, res, checks)) return;
-    for (const l of routed) l.call(server, req, res);
+    routed(req, res);
   });
 }
 

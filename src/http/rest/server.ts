@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { BodyError, isAppError } from '../../core/errors.js';
 import { parseRestVersion, type RestVersion } from './version.js';
-import { checkRestAuth, parseRestAuth, restAuthPubKey, verifyRestAuth } from '../../auth/rest-signature.js';
+import { checkRestAuth, parseRestAuth, restAuthPubKey, verifyRestAuth, type RestAuthRequest } from '../../auth/rest-signature.js';
 import { VerifiedSignatures } from '../../auth/verified-signatures.js';
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../projects/service.js';
@@ -82,6 +82,9 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
       .send();
   });
 
+  // Simple auth sends the secret itself: it needs HTTPS, or (by default) a local client on
+  // loopback. Worked out only when asked (signed requests never ask): parsing the peer's address costs.
+  const allowsSimpleAuth = (raw: IncomingMessage): boolean => isSecure(raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(raw));
   const authenticate = async (req: FastifyRequest): Promise<void> => {
     req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
     if (req.headers.authorization === undefined) {
@@ -95,10 +98,8 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
       uri: req.url,
       headers: req.headers,
       body: rawBody(req),
-      // Simple auth sends the secret itself: it needs HTTPS, or (by default) a local client on
-      // loopback. Worked out only when asked (signed requests never ask): parsing the peer's address costs.
       get secure() {
-        return isSecure(req.raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(req.raw));
+        return allowsSimpleAuth(req.raw);
       },
     };
     const check = (found: { project: ProjectRow; secrets: string[] } | null) =>
@@ -109,26 +110,37 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     // key to look up, and the check answers the spec's 401.
     req.projectId = pubKey === null ? await check(null) : await ctx.projects.withKeys(pubKey, check);
   };
+  // A class, not an object literal with a getter: the literal cost a new getter function and
+  // object shape work on every request of the quick path (docs/performance.md).
+  const cachedAuthOptions = { aliases: ctx.config.sdkAliases, verified };
+  class RawAuthRequest implements RestAuthRequest {
+    readonly method: string;
+    readonly uri: string;
+    readonly headers: IncomingMessage['headers'];
+    constructor(
+      private readonly raw: IncomingMessage,
+      readonly body: Buffer,
+    ) {
+      this.method = raw.method ?? '';
+      this.uri = raw.url ?? '';
+      this.headers = raw.headers;
+    }
+    get secure(): boolean {
+      return allowsSimpleAuth(this.raw);
+    }
+  }
   /**
    * The common case, decided without a promise: a signed (or Simple) request of a project whose
    * keys this node has cached, checked against them. Null when that does not apply or the check fails: the full
    * `authenticate` then answers (reading keys afresh first, so a key added elsewhere still works).
    */
   const cachedProject = (raw: IncomingMessage, body: Buffer): number | null => {
-    const authReq = {
-      method: raw.method ?? '',
-      uri: raw.url ?? '',
-      headers: raw.headers,
-      body,
-      get secure() {
-        return isSecure(raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(raw));
-      },
-    };
+    const authReq = new RawAuthRequest(raw, body);
     try {
       const auth = parseRestAuth(authReq, ctx.config.sdkAliases);
       const found = ctx.projects.cached(auth.pubKey);
       if (!found) return null;
-      return checkRestAuth(authReq, auth, { projectId: found.project.id, secrets: found.secrets }, { aliases: ctx.config.sdkAliases, verified });
+      return checkRestAuth(authReq, auth, { projectId: found.project.id, secrets: found.secrets }, cachedAuthOptions);
     } catch {
       return null;
     }
