@@ -85,34 +85,9 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   // Simple auth sends the secret itself: it needs HTTPS, or (by default) a local client on
   // loopback. Worked out only when asked (signed requests never ask): parsing the peer's address costs.
   const allowsSimpleAuth = (raw: IncomingMessage): boolean => isSecure(raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(raw));
-  const authenticate = async (req: FastifyRequest): Promise<void> => {
-    req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
-    if (req.headers.authorization === undefined) {
-      for (const session of extras.sessions ?? []) {
-        const projectId = await session(req);
-        if (projectId !== null) return void (req.projectId = projectId);
-      }
-    }
-    const authReq = {
-      method: req.method,
-      uri: req.url,
-      headers: req.headers,
-      body: rawBody(req),
-      get secure() {
-        return allowsSimpleAuth(req.raw);
-      },
-    };
-    const check = (found: { project: ProjectRow; secrets: string[] } | null) =>
-      verifyRestAuth(authReq, async () => (found ? { projectId: found.project.id, secrets: found.secrets } : null), { aliases: ctx.config.sdkAliases, verified });
-    const pubKey = restAuthPubKey(req.headers);
-    // A key added a moment ago (maybe on another node) must work at once: the same retry with keys
-    // read afresh as the Upload API's credentials check. Without a well-formed header there is no
-    // key to look up, and the check answers the spec's 401.
-    req.projectId = pubKey === null ? await check(null) : await ctx.projects.withKeys(pubKey, check);
-  };
-  // A class, not an object literal with a getter: the literal cost a new getter function and
-  // object shape work on every request of the quick path (docs/performance.md).
-  const cachedAuthOptions = { aliases: ctx.config.sdkAliases, verified };
+  // The request as the signature check reads it, on both paths. A class, not an object literal
+  // with a getter: the literal cost a new getter function and shape work per request (docs/performance.md).
+  const authOptions = { aliases: ctx.config.sdkAliases, verified };
   class RawAuthRequest implements RestAuthRequest {
     readonly method: string;
     readonly uri: string;
@@ -129,6 +104,23 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
       return allowsSimpleAuth(this.raw);
     }
   }
+  const authenticate = async (req: FastifyRequest): Promise<void> => {
+    req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
+    if (req.headers.authorization === undefined) {
+      for (const session of extras.sessions ?? []) {
+        const projectId = await session(req);
+        if (projectId !== null) return void (req.projectId = projectId);
+      }
+    }
+    const authReq = new RawAuthRequest(req.raw, rawBody(req));
+    const check = (found: { project: ProjectRow; secrets: string[] } | null) =>
+      verifyRestAuth(authReq, async () => (found ? { projectId: found.project.id, secrets: found.secrets } : null), authOptions);
+    const pubKey = restAuthPubKey(req.headers);
+    // A key added a moment ago (maybe on another node) must work at once: the same retry with keys
+    // read afresh as the Upload API's credentials check. Without a well-formed header there is no
+    // key to look up, and the check answers the spec's 401.
+    req.projectId = pubKey === null ? await check(null) : await ctx.projects.withKeys(pubKey, check);
+  };
   /**
    * The common case, decided without a promise: a signed (or Simple) request of a project whose
    * keys this node has cached, checked against them. Null when that does not apply or the check fails: the full
@@ -140,7 +132,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
       const auth = parseRestAuth(authReq, ctx.config.sdkAliases);
       const found = ctx.projects.cached(auth.pubKey);
       if (!found) return null;
-      return checkRestAuth(authReq, auth, { projectId: found.project.id, secrets: found.secrets }, cachedAuthOptions);
+      return checkRestAuth(authReq, auth, { projectId: found.project.id, secrets: found.secrets }, authOptions);
     } catch {
       return null;
     }
