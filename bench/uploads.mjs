@@ -130,24 +130,19 @@ async function stowageRounds(once) {
     const keys = JSON.parse(execFileSync(process.execPath, [bin, 'project', 'create', '--name', 'bench', '--json'], { env: { ...process.env, ...env }, encoding: 'utf8' }));
     const runs = [];
     const ticks0 = cpuTicks(p.pid);
-    const main0 = mainThreadTicks(p.pid);
     const threads0 = threadTicks(p.pid);
     for (let i = 0; i < ROUNDS; i++) runs.push(await once(upload, keys.public_key));
     const cpuS = (cpuTicks(p.pid) - ticks0) / CLK_TCK / ROUNDS;
-    const mainS = (mainThreadTicks(p.pid) - main0) / CLK_TCK / ROUNDS;
-    const threads = threadSeconds(threads0, threadTicks(p.pid), p.pid);
+    const threads1 = threadTicks(p.pid);
+    // The main thread's task id is the process id.
+    const ticksOf = (t) => (t ? t.user + t.sys : 0);
+    const mainS = (ticksOf(threads1.get(String(p.pid))) - ticksOf(threads0.get(String(p.pid)))) / CLK_TCK / ROUNDS;
+    const threads = threadSeconds(threads0, threads1, p.pid);
     return { ...runs.sort((a, b) => a.total - b.total)[0], cpuS, mainS, threads, peakRssMb: peakRssMb(p.pid) };
   } finally {
     await p.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-/** utime + stime ticks of the process's main thread (the event loop) alone. */
-function mainThreadTicks(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(f[11]) + Number(f[12]);
 }
 
 /** utime and stime ticks of every thread of the process, by thread id. */
