@@ -20,9 +20,12 @@ const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$
 
 export class FsBlobStore implements BlobStore {
   private readonly tmpDir: string;
+  /** Uploads' temporary files and a render's scratch images share the one swept directory. */
+  readonly spoolDir: string;
 
   constructor(private readonly root: string) {
     this.tmpDir = path.join(root, '.tmp');
+    this.spoolDir = this.tmpDir;
     fs.mkdirSync(this.tmpDir, { recursive: true });
   }
 

@@ -58,7 +58,10 @@ export interface BlobStore {
   move?(from: string, to: string): Promise<void>;
   /** Optional ability: clients upload multipart parts straight to the store through presigned URLs. */
   multipart?: PresignedMultipart;
-  /** Optional: where temporary local copies of blobs go (stores without `localPath`). */
+  /**
+   * Optional: this node's directory for short-lived local files (copies of blobs for stores
+   * without `localPath`, a render's scratch images), swept by `sweepTemp` after a crash.
+   */
   spoolDir?: string;
   /** Optional ability: every key under `prefix`, with when it was last written (the leftovers sweep). */
   list?(prefix: string): AsyncIterable<BlobEntry>;

@@ -5,6 +5,8 @@
  * work queue: processed.ts). Group members (`nth`) are delivered through the same `deliver`, and
  * copies render through the same `render`; features.ts hands both on.
  */
+import path from 'node:path';
+import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import type { DeliverFile, Feature, RenderStoredFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
@@ -26,7 +28,11 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   const cfg = ctx.config;
   // Only a CDN node keeps originals in memory: elsewhere (copies) a render reads the store.
   const originals = new OriginalsCache(ctx.blobs, opts.serveCdn ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
-  const renderer = new StoredFileRenderer(ctx.files, new StoredSources(ctx.blobs, originals), ctx.config.cdnRenderTimeoutMs);
+  // libvips' operation cache would keep up to 20 loaded files open, removed or not: a render's
+  // scratch images (hundreds of MB each for a large one) would hold their disk space until evicted.
+  sharp.cache({ files: 0 });
+  const scratchDir = ctx.blobs.spoolDir ?? path.join(cfg.dataDir, 'spool');
+  const renderer = new StoredFileRenderer(ctx.files, new StoredSources(ctx.blobs, originals), scratchDir, ctx.config.cdnRenderTimeoutMs);
   const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);
   if (!opts.serveCdn) return { name: 'delivery', deliver: null, render };
 

@@ -20,6 +20,8 @@ export class StoredFileRenderer {
   constructor(
     private readonly files: FileRows,
     private readonly sources: StoredSources,
+    /** The data dir's temporary area: a render's scratch images (media/pipeline/scratch.ts). */
+    private readonly scratchDir: string,
     /** Wall-clock bound of one render (STOWAGE_CDN_RENDER_TIMEOUT_MS); the media default when absent. */
     private readonly timeoutMs?: number,
   ) {}
@@ -47,6 +49,7 @@ export class StoredFileRenderer {
     const run = open(file).then((source) => startRender(source, plan, {
       fileId: file.uuid,
       accept: opts.accept,
+      scratchDir: this.scratchDir,
       ...(this.timeoutMs !== undefined && { timeoutMs: this.timeoutMs }),
       loadOverlay: async (uuid) => {
         const overlay = await this.overlay(file, uuid);

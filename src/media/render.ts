@@ -22,6 +22,7 @@ import type { Plan } from './plan.js';
 import { lookup } from './operations/index.js';
 import { preview } from './operations/geometry.js';
 import { PipelineStage } from './pipeline/state.js';
+import { Scratch } from './pipeline/scratch.js';
 import { type Opened, type SourceFile, kindOf, openSource, readSvg } from './pipeline/source.js';
 import type { LoadedImage, OutputOptions } from './pipeline/types.js';
 import { Deadline, IMPLICIT_PREVIEW, RENDER_TIMEOUT_MS, checkOutput, renderTimeout } from './limits.js';
@@ -39,6 +40,11 @@ export interface RenderContext {
   accept: string | undefined;
   /** Wall-clock bound of this render (default RENDER_TIMEOUT_MS); past it the render is a 400. */
   timeoutMs?: number;
+  /**
+   * Directory for the render's large intermediate images (pipeline/scratch.ts): the data dir's
+   * temporary area, swept after a crash. Its files are removed when the render's work ends.
+   */
+  scratchDir: string;
   loadOverlay(uuid: string): Promise<RenderSource | null>;
 }
 export interface RenderResult { body: Buffer; contentType: string; width: number; height: number; varyAccept: boolean; format: string }
@@ -52,6 +58,7 @@ interface Job {
   ctx: RenderContext;
   out: OutputOptions;
   deadline: Deadline;
+  scratch: Scratch;
   opened?: Opened;
   stage?: PipelineStage;
   result?: RenderResult;
@@ -74,7 +81,7 @@ const PHASES: readonly Phase[] = [
   async function decode(job) {
     const opened = await openSource(job.source, { autorotate: job.out.autorotate, ignoreIcc: job.out.srgb === 'fast', timeoutMs: job.deadline.remainingMs() });
     job.opened = opened;
-    job.stage = new PipelineStage(opened.img, opened.width, opened.height, opened.hasAlpha, job.out, (uuid) => loadOverlay(job, uuid), job.deadline, detectKey(job));
+    job.stage = new PipelineStage(opened.img, opened.width, opened.height, opened.hasAlpha, job.out, (uuid) => loadOverlay(job, uuid), job.deadline, job.scratch, detectKey(job));
   },
   async function transform(job) {
     const s = job.stage!;
@@ -113,12 +120,14 @@ export interface RenderRun {
 
 export function startRender(source: RenderSource, plan: Plan, ctx: RenderContext): RenderRun {
   const deadline = new Deadline(ctx.timeoutMs ?? RENDER_TIMEOUT_MS);
+  const scratch = new Scratch(ctx.scratchDir);
   // gif2video is bounded by ffmpeg's own time limit (VIDEO_TIMEOUT_MS).
-  const work = plan.video ? kindOf(source).then((kind) => renderGif2Video(source, kind, plan)) : branch(source, plan, ctx, deadline);
+  const work = plan.video ? kindOf(source).then((kind) => renderGif2Video(source, kind, plan)) : branch(source, plan, ctx, deadline, scratch);
   const answer = (plan.video ? work : deadline.race(work)).catch((e: unknown) => {
     throw asClientError(e, deadline);
   });
-  return { answer, ended: work.then(() => undefined, () => undefined) };
+  // Scratch files go only once the work has stopped: after a deadline answer libvips may still read them.
+  return { answer, ended: work.then(() => undefined, () => undefined).then(() => scratch.dispose()) };
 }
 
 /** Renders and answers by the deadline (see RenderRun for work that outlives its answer). */
@@ -126,14 +135,14 @@ export function render(source: RenderSource, plan: Plan, ctx: RenderContext): Pr
   return startRender(source, plan, ctx).answer;
 }
 
-async function branch(source: RenderSource, plan: Plan, ctx: RenderContext, deadline: Deadline): Promise<RenderResult> {
+async function branch(source: RenderSource, plan: Plan, ctx: RenderContext, deadline: Deadline, scratch: Scratch): Promise<RenderResult> {
   if (plan.info === 'json') return jsonFacts(source, ctx.fileId, deadline);
   const out = settingsOf(plan);
-  if (plan.info === 'detect_faces') return faceFacts({ source, plan, ctx, out, deadline });
-  if (plan.info === 'main_colors') return colourFacts({ source, plan, ctx, out, deadline });
+  if (plan.info === 'detect_faces') return faceFacts({ source, plan, ctx, out, deadline, scratch });
+  if (plan.info === 'main_colors') return colourFacts({ source, plan, ctx, out, deadline, scratch });
   const kind = await kindOf(source);
   if (kind === 'svg' && !out.rasterize) return svgAsSvg(source, plan, deadline);
-  const job: Job = { source, plan, ctx, out, deadline };
+  const job: Job = { source, plan, ctx, out, deadline, scratch };
   for (const phase of PHASES) await phase(job);
   return job.result!;
 }

@@ -11,7 +11,7 @@ import { MAX_OPERATIONS } from '../../src/media/limits.js';
 import * as fx from './fixtures.js';
 import { longestBlock } from '../helpers/event-loop.js';
 
-const ctx: RenderContext = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };
+const ctx: RenderContext = { fileId: 'test-file', accept: undefined, scratchDir: fx.DIR, loadOverlay: async () => null };
 /** For renders that measure the event loop: slow on a loaded machine, and not about the deadline. */
 const patient: RenderContext = { ...ctx, timeoutMs: 120_000 };
 const plan = (url: string) => parsePlan(url.split('/').filter(Boolean));

@@ -10,6 +10,7 @@ import { closeDetectPool, detectionRuns } from '../../src/media/detect/pool.js';
 import { findObjectsAndFaces, nsfwScores } from '../../src/media/detect/analyse.js';
 import { longestBlock } from '../helpers/event-loop.js';
 import { FACE_AT, FACE_PHOTO_SIZE, dinnerPhoto, emptyPhoto, facePhoto } from './photos.js';
+import { DIR } from './fixtures.js';
 
 let face: string;
 let empty: string;
@@ -21,7 +22,7 @@ afterAll(() => closeDetectPool());
 
 let fileSeq = 0;
 async function run(path: string, url: string, fileId = `file-${++fileSeq}`): Promise<RenderResult> {
-  return render({ path, mime: 'image/jpeg' }, parsePlan(url.split('/').filter(Boolean)), { fileId, accept: undefined, loadOverlay: async () => null, timeoutMs: 120_000 });
+  return render({ path, mime: 'image/jpeg' }, parsePlan(url.split('/').filter(Boolean)), { fileId, accept: undefined, scratchDir: DIR, loadOverlay: async () => null, timeoutMs: 120_000 });
 }
 
 /** The face square of facePhoto(), with the model's box expected well inside it. */

@@ -5,7 +5,7 @@ import { parsePlan } from '../../src/media/plan.js';
 import { imageJson, render, type RenderResult } from '../../src/media/render.js';
 import * as fx from './fixtures.js';
 
-const ctx = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };
+const ctx = { fileId: 'test-file', accept: undefined, scratchDir: fx.DIR, loadOverlay: async () => null };
 const run = (path: string, mime: string, url = '-/preview/'): Promise<RenderResult> =>
   render({ path, mime }, parsePlan(url.split('/').filter(Boolean)), ctx);
 

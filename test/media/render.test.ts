@@ -8,6 +8,7 @@ import * as fx from './fixtures.js';
 const ctx = (accept?: string, overlays: Record<string, string> = {}): RenderContext => ({
   fileId: 'test-file',
   accept,
+  scratchDir: fx.DIR,
   loadOverlay: async (uuid) => (overlays[uuid] ? { path: overlays[uuid]!, mime: 'image/png' } : null),
 });
 

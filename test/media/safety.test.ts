@@ -9,7 +9,7 @@ import { MAX_INPUT_PIXELS, MAX_SVG_RASTER_ELEMENTS, checkInputHeader } from '../
 import { sanitizeSvg } from '../../src/media/pipeline/svg-sanitize.js';
 import * as fx from './fixtures.js';
 
-const ctx = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };
+const ctx = { fileId: 'test-file', accept: undefined, scratchDir: fx.DIR, loadOverlay: async () => null };
 const run = (path: string, mime: string, url = '-/preview/') =>
   render({ path, mime }, parsePlan(url.split('/').filter(Boolean)), ctx);
 

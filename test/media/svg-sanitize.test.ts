@@ -12,7 +12,7 @@ import * as fx from './fixtures.js';
 
 const SVG = 'xmlns="http://www.w3.org/2000/svg"';
 const XLINK = 'xmlns:xlink="http://www.w3.org/1999/xlink"';
-const ctx = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };
+const ctx = { fileId: 'test-file', accept: undefined, scratchDir: fx.DIR, loadOverlay: async () => null };
 
 /** Nothing executable or external is left in the output. */
 function expectInert(out: string): void {

@@ -13,7 +13,7 @@ import { longestBlock } from '../helpers/event-loop.js';
 
 afterAll(() => closeDecodePool());
 
-const ctx: RenderContext = { fileId: 'test-file', accept: undefined, loadOverlay: async () => null };
+const ctx: RenderContext = { fileId: 'test-file', accept: undefined, scratchDir: fx.DIR, loadOverlay: async () => null };
 /** For renders that measure the event loop: slow on a loaded machine, and not about the deadline. */
 const patient: RenderContext = { ...ctx, timeoutMs: 120_000 };
 const run = (path: string, mime: string, url: string, c: RenderContext = ctx) =>

@@ -4,10 +4,11 @@
  */
 import type { OpDef } from '../pipeline/types.js';
 import { expectCount, int, none } from '../pipeline/params.js';
-import { IDENTITY, lutTable, saturationMatrix, type Mat3, type PixelKernel } from '../pipeline/pixels.js';
+import { IDENTITY, lutTable, saturationMatrix, type Mat3 } from '../pipeline/pixels.js';
+import type { PixelStep } from '../pipeline/pixel-step.js';
 
 /** A transform with one integer value in [min, max]; `identity` short-circuits. */
-function valueOp(name: string, min: number, max: number, identity: number, kernel: (v: number) => PixelKernel): OpDef<number> {
+function valueOp(name: string, min: number, max: number, identity: number, kernel: (v: number) => PixelStep): OpDef<number> {
   return {
     kind: 'transform',
     parse(p) {
@@ -15,13 +16,13 @@ function valueOp(name: string, min: number, max: number, identity: number, kerne
       return int(name, 'value', p[0], min, max);
     },
     async apply(s, v) {
-      if (v !== identity) s.fromRaw(await s.kernel(await s.raw(), kernel(v)));
+      if (v !== identity) await s.mapPixels(kernel(v));
     },
   };
 }
 
 const scale = (k: number): Mat3 => [k, 0, 0, 0, k, 0, 0, 0, k];
-const affine = (m: Mat3, off: [number, number, number]): PixelKernel => ({ kind: 'affine', m, off });
+const affine = (m: Mat3, off: [number, number, number]): PixelStep => ({ kind: 'affine', m, off });
 
 // Additive: +100 lifts every channel by half the range.
 export const brightness = valueOp('brightness', -100, 100, 0, (v) => affine(IDENTITY, [v * 1.275, v * 1.275, v * 1.275]));

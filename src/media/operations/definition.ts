@@ -2,25 +2,12 @@
  * Definition family: blur (gaussian; with an amount it is an unsharp mask), sharp, blur_region.
  */
 import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
+import { blurRaw } from '../pipeline/pixel-step.js';
 import { type Size, align, bad, expectCount, int, size, type Align } from '../pipeline/params.js';
 import { intersect, place, resolve } from '../pipeline/place.js';
 
 /** URL strength (0..5000) to gaussian sigma; the default 10 is a light sigma-1 blur. */
 const sigmaOf = (strength: number): number => Math.max(0.3, strength / 10);
-
-/** Gaussian blur of raw pixels. Very wide blurs run on a downscaled copy: same look, bounded CPU. */
-export async function blurRaw(s: Stage, img: RawImage, sigma: number): Promise<Buffer> {
-  const { width, height, channels } = img;
-  const raw = { width, height, channels };
-  if (sigma <= 20) {
-    return s.create(img.data, { raw }).blur(sigma).raw().toBuffer();
-  }
-  const f = sigma / 20;
-  const sw = Math.max(1, Math.round(width / f));
-  const sh = Math.max(1, Math.round(height / f));
-  const small = await s.create(img.data, { raw }).resize({ width: sw, height: sh, fit: 'fill' }).blur(20).raw().toBuffer();
-  return s.create(small, { raw: { width: sw, height: sh, channels } }).resize({ width, height, fit: 'fill' }).raw().toBuffer();
-}
 
 export interface BlurArgs { strength: number; amount: number | null }
 export const blur: OpDef<BlurArgs> = {
@@ -32,10 +19,7 @@ export const blur: OpDef<BlurArgs> = {
   },
   async apply(s, a) {
     if (a.strength === 0) return;
-    const img = await s.raw();
-    const blurred = await blurRaw(s, img, sigmaOf(a.strength));
-    if (a.amount === null) s.fromRaw({ ...img, data: blurred });
-    else s.fromRaw(await s.kernel(img, { kind: 'unsharp', blurred, amount: a.amount / 100 }));
+    await s.mapPixels({ kind: 'blur', sigma: sigmaOf(a.strength), amount: a.amount === null ? null : a.amount / 100 });
   },
 };
 
@@ -97,7 +81,7 @@ async function blurBox(s: Stage, img: RawImage, box: { left: number; top: number
     const from = ((box.top + y) * img.width + box.left) * c;
     img.data.copy(region, y * box.width * c, from, from + box.width * c);
   }
-  const blurred = await blurRaw(s, { data: region, width: box.width, height: box.height, channels: c }, sigma);
+  const blurred = await blurRaw(s.create, { data: region, width: box.width, height: box.height, channels: c }, sigma);
   for (let y = 0; y < box.height; y++) {
     blurred.copy(img.data, ((box.top + y) * img.width + box.left) * c, y * box.width * c, (y + 1) * box.width * c);
   }

@@ -81,6 +81,6 @@ export const filter: OpDef<FilterArgs> = {
     const { m, off } = recipeMap(FILTERS[a.name]!);
     const t = a.amount / 100;
     const blended = m.map((v, i) => IDENTITY[i]! + t * (v - IDENTITY[i]!)) as Mat3;
-    s.fromRaw(await s.kernel(await s.raw(), { kind: 'affine', m: blended, off: [off[0] * t, off[1] * t, off[2] * t] }));
+    await s.mapPixels({ kind: 'affine', m: blended, off: [off[0] * t, off[1] * t, off[2] * t] });
   },
 };

@@ -1,9 +1,10 @@
 /**
  * One pool of worker threads for pixel work in JS that must not hold the main thread: the decoders
  * sharp's libvips does not provide (decoders.ts) and the pixel maps of colour operations
- * (pixels.ts), run by decode-worker.ts. Created on first use, as many threads as CPUs, each with a bounded heap,
+ * and blurs of large images (pixel-file.ts), run by decode-worker.ts. Created on first use, as many threads as CPUs, each with a bounded heap,
  * and every task with a time limit (an aborted task's thread is terminated, so a decoder stuck in
- * a hostile file stops). The main thread only sends bytes or a path and receives moved pixels.
+ * a hostile file stops). The main thread only sends bytes or a path and receives moved pixels
+ * (or, for a pixel step, the path of the result).
  */
 import os from 'node:os';
 import { stat } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
 import { DECODER_HEAP_MB, MAX_DECODER_INPUT_BYTES } from '../limits.js';
 import type { OtherKind } from './decoders.js';
-import type { PixelKernel } from './pixels.js';
+import type { PixelFileResult, PixelFileTask } from './pixel-file.js';
 import type { RawImage } from './types.js';
 import type { DecodeReply, DecodeTask } from './decode-worker.js';
 import type { SvgTransform } from './svg.js';
@@ -98,7 +99,8 @@ const COPY_SLICE_BYTES = 4 * 1024 * 1024;
  * cannot be transferred, and structured cloning a large one costs far more main-thread time than
  * a native copy. The copy goes in slices with a turn of the event loop between them: in one piece,
  * the 123 MB of an 8192x5000 image held the loop for 70 ms (the CDN fuzzer's confirmed stalls on
- * `-/smart_resize/8192x5000/-/warmth/7/` and the like).
+ * `-/smart_resize/8192x5000/-/warmth/7/` and the like). Only greyscale widening of `raw()` still
+ * comes this way; pixel steps go through files (pixelFileInWorker).
  */
 async function movableCopy(data: Uint8Array): Promise<Uint8Array> {
   const copy = new Uint8Array(new ArrayBuffer(data.byteLength));
@@ -110,15 +112,21 @@ async function movableCopy(data: Uint8Array): Promise<Uint8Array> {
   return copy;
 }
 
-/** Runs a pixel map in a worker thread; `img`'s pixels are copied once, moved there and back. */
-export async function kernelInWorker(img: RawImage, kernel: PixelKernel, timeoutMs: number): Promise<RawImage> {
-  const data = await movableCopy(img.data);
-  const moved = [data.buffer as ArrayBuffer];
-  if (kernel.kind === 'unsharp') {
-    kernel = { ...kernel, blurred: await movableCopy(kernel.blurred) };
-    moved.push(kernel.blurred.buffer as ArrayBuffer);
-  }
-  return pixelsOf(await runTask({ op: 'pixels', data, width: img.width, height: img.height, channels: img.channels, kernel }, timeoutMs, moved));
+/**
+ * How long after the render's deadline a pixel-file task is aborted. sharp in the worker stops at
+ * its own timeout first (whole seconds, rounded up) and the task then removes its partial output;
+ * an abort terminates the thread, which waits for libvips to finish anyway and removes nothing.
+ */
+const PIXEL_FILE_GRACE_MS = 2_000;
+
+/**
+ * Runs a pixel step on a large image in a worker thread, from one scratch file to another
+ * (pixel-file.ts): no pixel of it passes through the main thread.
+ */
+export async function pixelFileInWorker(task: Omit<PixelFileTask, 'endsAtMs'>, timeoutMs: number): Promise<PixelFileResult> {
+  const reply = await runTask({ op: 'pixel-file', ...task, endsAtMs: Date.now() + timeoutMs }, timeoutMs + PIXEL_FILE_GRACE_MS);
+  if (!('file' in reply)) throw new Error('pixel worker answered without a file');
+  return reply.file;
 }
 
 /**

@@ -2,20 +2,22 @@
  * Runs inside a worker thread of decode-pool.ts: the decoders written in JS or wasm (TGA, PCX,
  * BMP, HEIC), the opaque-alpha check and the SVG sanitiser (a 6 MB SVG is ~60 ms of parsing)
  * walk every pixel or byte, so they must never run on the main
- * thread, where one hostile file would stall every request of every surface. Errors travel back
+ * thread, where one hostile file would stall every request of every surface; so do the pixel
+ * steps of large images (pixel-file.ts), whose buffers the main thread must not even hold. Errors travel back
  * as values: structured cloning keeps an Error's message but drops its status and code.
  */
 import { open } from 'node:fs/promises';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { isAppError } from '../../core/errors.js';
 import { type OtherKind, decodeOther, heicSize } from './decoders.js';
-import { type PixelKernel, applyKernel, widenGrey } from './pixels.js';
+import { widenGrey } from './pixels.js';
+import type { PixelFileResult, PixelFileTask } from './pixel-file.js';
 import { type SvgTransform, prepareSvg } from './svg.js';
 
 export type DecodeTask =
   | { op: 'decode'; kind: OtherKind; path: string | null; bytes: Uint8Array | null }
   | { op: 'heic-size'; path: string | null; bytes: Uint8Array | null }
-  | { op: 'pixels'; data: Uint8Array; width: number; height: number; channels: 3 | 4; kernel: PixelKernel }
+  | ({ op: 'pixel-file' } & PixelFileTask)
   | { op: 'widen'; data: Uint8Array; width: number; height: number; grey: 1 | 2 }
   | { op: 'svg'; path: string | null; bytes: Uint8Array | null; transform: SvgTransform | null };
 
@@ -23,6 +25,7 @@ export type DecodeReply =
   | { ok: true; data: Uint8Array; width: number; height: number; channels: 3 | 4 }
   | { ok: true; size: { width: number; height: number } | null }
   | { ok: true; svg: Uint8Array; elements: number; width: number; height: number }
+  | { ok: true; file: PixelFileResult }
   | { ok: false; status: number; code: string; message: string };
 
 async function bytesOf(task: { path: string | null; bytes: Uint8Array | null }): Promise<Buffer> {
@@ -63,13 +66,12 @@ function svgReply(p: { svg: string; elements: number; width: number; height: num
   return move({ [transferableSymbol]: [svg.buffer], [valueSymbol]: reply } as never) as unknown as DecodeReply;
 }
 
-const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
-
 export default async function run(task: DecodeTask): Promise<DecodeReply> {
   try {
-    if (task.op === 'pixels') {
-      const out = applyKernel({ data: asBuffer(task.data), width: task.width, height: task.height, channels: task.channels }, task.kernel);
-      return pixelsReply(out.data, out.width, out.height, out.channels);
+    if (task.op === 'pixel-file') {
+      // Imported on first use: a thread that only decodes BMP or sanitises SVG never loads sharp.
+      const { mapPixelFile } = await import('./pixel-file.js');
+      return { ok: true, file: await mapPixelFile(task) };
     }
     if (task.op === 'widen') return pixelsReply(widenGrey(task.data, task.grey), task.width, task.height, task.grey === 2 ? 4 : 3);
     const input = await bytesOf(task);

@@ -106,6 +106,13 @@ export function applyKernel(img: RawImage, k: PixelKernel): RawImage {
   }
 }
 
+/** The first channel of each pixel as RGB grey (what sharp's raw output of a greyscale pipeline keeps). */
+export function firstChannelAsGrey(data: Uint8Array, channels: number): Buffer {
+  const out = Buffer.alloc((data.length / channels) * 3);
+  for (let i = 0, o = 0; i < data.length; i += channels, o += 3) out[o] = out[o + 1] = out[o + 2] = data[i]!;
+  return out;
+}
+
 /** Grey (1 channel) or grey+alpha (2) pixels widened to RGB / RGBA. */
 export function widenGrey(data: Uint8Array, grey: 1 | 2): Buffer {
   const out = Buffer.alloc((data.length / grey) * (grey + 2));

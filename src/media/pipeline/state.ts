@@ -1,17 +1,33 @@
 /**
  * The Stage implementation used by render.ts (the only place besides render.ts and decoders that
  * loads sharp). See Stage in types.ts for the contract.
+ *
+ * Images above INLINE_PIXEL_MAP_PIXELS are materialised and mapped through scratch files, not
+ * buffers: libvips writes the pipeline to a `.v` file, a worker thread reads it, runs the step and
+ * writes the result (pixel-file.ts), and the pipeline goes on from that file. The main thread then
+ * never allocates, touches or frees their pixels: for a 74 Mpx image each of those costs the thread
+ * that does it 100-700 ms on a machine with slow page faults (docs/reliability.md).
  */
 import sharp, { type Sharp, type SharpOptions } from 'sharp';
 import { type Deadline, INLINE_PIXEL_MAP_PIXELS, checkIntermediate } from '../limits.js';
-import { type PixelKernel, applyKernel, widenGrey } from './pixels.js';
-import { kernelInWorker, widenInWorker } from './decode-pool.js';
+import { widenGrey } from './pixels.js';
+import { pixelFileInWorker, widenInWorker } from './decode-pool.js';
+import { type PixelStep, runStep, srgbPixels } from './pixel-step.js';
+import type { Scratch } from './scratch.js';
 import { DEFAULT_TEXT, type LoadedImage, type OutputOptions, type RawImage, type Stage, type TextStyle } from './types.js';
 import type { Rgba } from './params.js';
 import type { Detection, DetectWhat } from '../detect/types.js';
 import { cachedDetections } from '../detect/cache.js';
 import { detectIn } from '../detect/pool.js';
 import { rgbOf, scaleBoxes } from '../detect/sample.js';
+
+/**
+ * Whether `img` has sharp's greyscale queued (`-/grayscale/`), read from sharp's options: its raw
+ * output then keeps only the first band, and the scratch route must cut the same (pixel-file.ts).
+ */
+function greyscaleQueued(img: Sharp): boolean {
+  return (img as unknown as { options?: { greyscale?: unknown } }).options?.greyscale === true;
+}
 
 const WHITE: Rgba = { r: 255, g: 255, b: 255, alpha: 1 };
 const CLEAR: Rgba = { r: 0, g: 0, b: 0, alpha: 0 };
@@ -26,6 +42,8 @@ export class PipelineStage implements Stage {
   flushes = 0;
   /** No transform has touched the decoded original yet: detections may come from the file's cache. */
   private pristine = true;
+  /** The scratch file `img` reads, 8-bit sRGB as pixel-file.ts wrote it; null when it reads anything else. */
+  private scratchInput: string | null = null;
 
   constructor(
     private img: Sharp,
@@ -35,6 +53,8 @@ export class PipelineStage implements Stage {
     readonly out: OutputOptions,
     private readonly overlays: (uuid: string) => Promise<LoadedImage>,
     private readonly deadline: Deadline,
+    /** Where large intermediate images go (see the header). */
+    private readonly scratch: Scratch,
     /** Cache key of the decoded original's detections (file and decode options), null = no cache. */
     private readonly detectKey: string | null = null,
   ) {
@@ -73,21 +93,48 @@ export class PipelineStage implements Stage {
   async raw(): Promise<RawImage> {
     // No clone(): sharp's clone structured-copies its input, a whole raw buffer on the main
     // thread; every caller replaces the pipeline (fromRaw) after reading its pixels.
-    const { data, info } = await this.timed(this.img).toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+    const { raw, grey } = await srgbPixels(this.timed(this.img));
     this.flushes++;
-    if (info.channels >= 3) return { data, width: info.width, height: info.height, channels: info.channels >= 4 ? 4 : 3 };
-    // A greyscale pipeline stays single-channel whatever colourspace is asked: widen it here.
-    const grey = info.channels === 2 ? 2 : 1;
-    if (info.width * info.height <= INLINE_PIXEL_MAP_PIXELS) {
-      return { data: widenGrey(data, grey), width: info.width, height: info.height, channels: grey === 2 ? 4 : 3 };
-    }
-    return widenInWorker(data, info.width, info.height, grey, this.deadline.remainingMs());
+    if (grey === null) return raw;
+    // A greyscale pipeline comes back single-channel (srgbPixels): widen it here.
+    if (raw.width * raw.height <= INLINE_PIXEL_MAP_PIXELS) return { ...raw, data: widenGrey(raw.data, grey) };
+    return widenInWorker(raw.data, raw.width, raw.height, grey, this.deadline.remainingMs());
   }
 
-  async kernel(img: RawImage, k: PixelKernel): Promise<RawImage> {
+  async mapPixels(step: PixelStep | null): Promise<void> {
     this.deadline.check();
-    if (img.width * img.height <= INLINE_PIXEL_MAP_PIXELS) return applyKernel(img, k);
-    return kernelInWorker(img, k, this.deadline.remainingMs());
+    const previous = this.scratchInput;
+    if (!this.large()) {
+      const img = await this.raw();
+      this.fromRaw(step ? await runStep(img, step, this.create) : img);
+    } else {
+      // Already materialised in a scratch file: nothing to do without a step, and no copy with one.
+      if (!this.pending && previous !== null && step === null) return;
+      const fresh = this.pending || previous === null;
+      const greyscale = fresh && greyscaleQueued(this.img);
+      const input = fresh ? await this.writeScratch() : previous;
+      const output = await this.scratch.file();
+      const px = await pixelFileInWorker({ input, output, step, greyscale }, this.deadline.remainingMs());
+      this.flushes++;
+      this.restart(sharp(output), px.width, px.height, px.channels === 4);
+      this.scratchInput = output;
+      if (input !== previous) await this.scratch.remove(input);
+    }
+    // The pipeline that read `previous` has run to its end: nothing reads that file any more.
+    if (previous !== null) await this.scratch.remove(previous);
+  }
+
+  /** The current pipeline run by libvips into a new scratch file (no pixel on this thread). */
+  private async writeScratch(): Promise<string> {
+    const p = await this.scratch.file();
+    // The worker converts to 8-bit as raw() does: a `.v` file keeps whatever depth libvips had.
+    await this.timed(this.img).toColourspace('srgb').toFile(p);
+    return p;
+  }
+
+  /** Above INLINE_PIXEL_MAP_PIXELS the pixels go through scratch files (see the header). */
+  private large(): boolean {
+    return this.width * this.height > INLINE_PIXEL_MAP_PIXELS;
   }
 
   fromRaw(raw: RawImage): void {
@@ -110,13 +157,15 @@ export class PipelineStage implements Stage {
     this.hasAlpha = hasAlpha;
     this.pending = false;
     this.pristine = false;
+    this.scratchInput = null;
   }
 
-  /** Runs the queued operations into 8-bit sRGB pixels and starts a new pipeline on them. */
+  /**
+   * Runs the queued operations into 8-bit sRGB pixels and starts a new pipeline on them.
+   * Dimensions come from libvips, correcting any estimate (free-angle rotation, trim).
+   */
   private async materialise(): Promise<void> {
-    const raw = await this.raw();
-    // Dimensions come from libvips, correcting any estimate (free-angle rotation, trim).
-    this.fromRaw(raw);
+    await this.mapPixels(null);
   }
 
   async loadOverlay(uuid: string): Promise<LoadedImage> {
@@ -140,9 +189,16 @@ export class PipelineStage implements Stage {
         return scaleBoxes(await detectIn(what, rgb, this.deadline.remainingMs()), rgb, size);
       });
     }
-    const raw = await this.raw();
-    this.fromRaw(raw);
-    const rgb = await rgbOf(this.create(raw.data, { raw }), raw.width, raw.height);
+    let rgb;
+    if (this.large()) {
+      // Materialised in a scratch file, which a clone reads without copying anything here.
+      await this.materialise();
+      rgb = await rgbOf(this.timed(this.img.clone()), this.width, this.height);
+    } else {
+      const raw = await this.raw();
+      this.fromRaw(raw);
+      rgb = await rgbOf(this.create(raw.data, { raw }), raw.width, raw.height);
+    }
     return scaleBoxes(await detectIn(what, rgb, this.deadline.remainingMs()), rgb, size);
   }
 

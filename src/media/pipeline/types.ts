@@ -4,7 +4,8 @@
  */
 import type { Sharp, SharpOptions } from 'sharp';
 import type { Rgba } from './params.js';
-import type { PixelKernel, RawImage } from './pixels.js';
+import type { RawImage } from './pixels.js';
+import type { PixelStep } from './pixel-step.js';
 import type { Detection, DetectWhat } from '../detect/types.js';
 
 export type { RawImage };
@@ -105,8 +106,12 @@ export interface Stage {
    */
   raw(): Promise<RawImage>;
   fromRaw(raw: RawImage): void;
-  /** Runs a pixel map over `img` in a worker thread (bounded by the render's deadline). */
-  kernel(img: RawImage, k: PixelKernel): Promise<RawImage>;
+  /**
+   * Runs a pixel step (a colour map, a blur) over the current image and goes on with the result.
+   * Small images are mapped inline; larger ones in a worker thread through scratch files, so no
+   * large buffer lives on the main thread (bounded by the render's deadline).
+   */
+  mapPixels(step: PixelStep): Promise<void>;
   /** Replaces the image with a solid RGBA fill, built by libvips (never a JS loop). */
   solid(width: number, height: number, colour: Rgba): void;
   /** Decodes another image of the same project for overlay (`self` = the source). */

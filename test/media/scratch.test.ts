@@ -1,0 +1,136 @@
+/**
+ * Pixel steps of large images go through scratch files and a worker thread, never through a
+ * main-thread buffer (src/media/pipeline/state.ts `mapPixels`, pixel-file.ts, scratch.ts).
+ * Checked here: the bytes are those of the inline route, the main thread holds no buffer of the
+ * image's size, and no scratch file outlives its render, whatever the outcome.
+ */
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import sharp from 'sharp';
+import { parsePlan } from '../../src/media/plan.js';
+import { startRender, type RenderContext, type RenderResult } from '../../src/media/render.js';
+import { closeDecodePool } from '../../src/media/pipeline/decode-pool.js';
+import { INLINE_PIXEL_MAP_PIXELS } from '../../src/media/limits.js';
+import * as fx from './fixtures.js';
+
+afterAll(() => closeDecodePool());
+
+const plan = (url: string) => parsePlan(url.split('/').filter(Boolean));
+
+/** A render with its own scratch directory; resolves once its work has ended (scratch disposed). */
+async function renderIn(path: string, url: string, opts: { timeoutMs?: number } = {}): Promise<{ result: RenderResult | Error; scratchDir: string }> {
+  const scratchDir = mkdtempSync(join(tmpdir(), 'stowage-scratch-'));
+  const ctx: RenderContext = { fileId: 'scratch', accept: undefined, scratchDir, loadOverlay: async () => null, timeoutMs: opts.timeoutMs ?? 120_000 };
+  const run = startRender({ path, mime: 'image/png' }, plan(url), ctx);
+  const result = await run.answer.catch((e: Error) => e);
+  await run.ended;
+  return { result, scratchDir };
+}
+
+/** Pixels with distinct values everywhere: channel values vary with x, y and their product. */
+function busy(w: number, h: number, channels: 1 | 2 | 3 | 4): Buffer {
+  const data = Buffer.alloc(w * h * channels);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const o = (y * w + x) * channels;
+      for (let c = 0; c < channels; c++) data[o + c] = (x * (3 + c) + y * (5 + 2 * c) + ((x * y) >> 4)) & 255;
+    }
+  }
+  return data;
+}
+
+/** The same picture as a large PNG (worker route) and its top-left 1000x1000 (inline route). */
+async function pair(name: string, channels: 1 | 2 | 3 | 4, sixteen = false): Promise<{ large: string; small: string }> {
+  const w = 1200, h = 1000;
+  const raw = { width: w, height: h, channels };
+  let img = sharp(busy(w, h, channels), { raw });
+  if (sixteen) {
+    // Spread each 8-bit value over 16 bits, so the 16-bit file has the same picture.
+    const wide = new Uint16Array(busy(w, h, channels)).map((v) => v * 257 + ((v * 7) & 255));
+    img = sharp(wide, { raw }).toColourspace('rgb16');
+  }
+  const png = await img.png().toBuffer();
+  const cut = sharp(png).extract({ left: 0, top: 0, width: 1000, height: 1000 });
+  // sharp writes 8 bits unless told: the small copy must keep the large one's 16.
+  const small = await (sixteen ? cut.toColourspace('rgb16') : cut).png().toBuffer();
+  expect((await sharp(small).metadata()).depth).toBe(sixteen ? 'ushort' : 'uchar');
+  return { large: fx.file(`${name}-large.png`, png), small: fx.file(`${name}-small.png`, small) };
+}
+
+/** The top-left `side` x `side` of a render's answer, minus a margin at the cut (blur reaches over it). */
+async function corner(r: RenderResult, side: number): Promise<Buffer> {
+  return sharp(r.body).extract({ left: 0, top: 0, width: side, height: side }).raw().toBuffer();
+}
+
+describe('pixel steps of a large image (scratch files, worker thread)', () => {
+  test('sizes on either side of the inline limit', () => {
+    expect(1200 * 1000).toBeGreaterThan(INLINE_PIXEL_MAP_PIXELS);
+    expect(1000 * 1000).toBeLessThanOrEqual(INLINE_PIXEL_MAP_PIXELS);
+  });
+
+  const inputs = [['rgb', 3], ['rgba', 4], ['grey', 1], ['grey-alpha', 2], ['rgb16', 3, true]] as const;
+  const urls = [
+    // One map; two in a row (the second reads the first's scratch file); a map after a pending
+    // libvips operation (the pipeline is written to a scratch file first); greyscale widened.
+    '-/warmth/30/',
+    '-/filter/carris/-/saturation/40/-/gamma/150/',
+    '-/invert/-/vibrance/60/',
+    '-/grayscale/-/contrast/30/',
+    // A blur, and a blur with an amount (unsharp mask): the blurred copy is made in the worker too.
+    '-/blur/20/',
+    '-/blur/20/80/-/exposure/50/',
+  ];
+  for (const [name, channels, sixteen] of inputs) {
+    test(`${name}: the same bytes as the inline route`, async () => {
+      const { large, small } = await pair(name, channels, sixteen);
+      for (const url of urls) {
+        const full = `${url}-/format/png/`;
+        const [a, b] = await Promise.all([renderIn(large, full), renderIn(small, full)]);
+        if (a.result instanceof Error) throw a.result;
+        if (b.result instanceof Error) throw b.result;
+        expect([a.result.width, a.result.height]).toEqual([1200, 1000]);
+        // Blurs spread over the cut of the small copy: compare away from it.
+        const side = url.includes('blur') ? 960 : 1000;
+        expect((await corner(a.result, side)).equals(await corner(b.result, side)), `${name} ${url}`).toBe(true);
+      }
+    }, 120_000);
+  }
+});
+
+describe('the main thread and the scratch area', () => {
+  test('the main thread never holds a buffer of the image size', async () => {
+    // 36 MB of pixels; the main thread's ArrayBuffers (sharp's output buffers among them) sampled
+    // all along. Before the scratch files, a copy for the worker and the moved-back answer were there.
+    const path = fx.file('busy-4000x3000.png', await sharp(busy(4000, 3000, 3), { raw: { width: 4000, height: 3000, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer());
+    await renderIn(path, '-/warmth/7/-/resize/64x/');
+    const base = process.memoryUsage().arrayBuffers;
+    let peak = base;
+    const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().arrayBuffers); }, 1);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { result } = await renderIn(path, '-/warmth/7/-/saturation/10/-/blur/20/50/-/resize/64x/');
+        expect(result).not.toBeInstanceOf(Error);
+      }
+    } finally {
+      clearInterval(timer);
+    }
+    expect(peak - base).toBeLessThan(4000 * 3000 * 3 / 4);
+  }, 120_000);
+
+  test('no scratch file outlives its render: answered, refused after the maps, or past its deadline', async () => {
+    const path = fx.file('busy-3000x2000.png', await sharp(busy(3000, 2000, 3), { raw: { width: 3000, height: 2000, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer());
+    const done = await renderIn(path, '-/warmth/30/-/invert/-/saturation/20/-/resize/100x/');
+    expect(done.result).not.toBeInstanceOf(Error);
+    expect(readdirSync(done.scratchDir)).toEqual([]);
+    // Refused by the output cap (3000x3000) once the transforms have made their scratch files.
+    const refused = await renderIn(path, '-/warmth/30/-/saturation/20/-/resize/3500x/');
+    expect(refused.result).toMatchObject({ status: 400, code: 'OutputTooLarge' });
+    expect(readdirSync(refused.scratchDir)).toEqual([]);
+    // A deadline that passes during the maps: the answer is a 400 at once, the files go when the work stops.
+    const late = await renderIn(path, '-/warmth/30/-/saturation/20/-/vibrance/40/-/blur/200/50/-/resize/100x/', { timeoutMs: 400 });
+    expect(late.result).toMatchObject({ status: 400, code: 'ProcessingTimeout' });
+    expect(readdirSync(late.scratchDir)).toEqual([]);
+  }, 120_000);
+});
