@@ -28,6 +28,7 @@
  * inserts and fenced updates are).
  */
 import type { Kysely, Transaction } from 'kysely';
+import { runCombined, type MergedPart } from './combined-statement.js';
 import type { Db } from './connect.js';
 import type { Database } from './schema.js';
 
@@ -36,9 +37,14 @@ type Statement<T> = (db: Kysely<Database>) => Promise<T>;
 
 /**
  * One statement doing the work of several writes of one shape: called with the arguments of every
- * such write of a batch, it returns one result per argument, in their order.
+ * such write of a batch, it returns one result per argument, in their order. With a `part`, the
+ * same writes can also run as one part of a statement combining the batch's merged writes
+ * (PostgreSQL, combined-statement.ts); give one only to writes that depend on no other write of
+ * a batch (an insert of new rows, a fenced update of rows nothing else in the batch touches).
  */
-export type MergedStatement<A, R> = (db: Kysely<Database>, args: readonly A[]) => Promise<R[]>;
+export type MergedStatement<A, R> = ((db: Kysely<Database>, args: readonly A[]) => Promise<R[]>) & {
+  readonly part?: (db: Kysely<Database>, args: readonly A[]) => MergedPart<R>;
+};
 
 /**
  * A write of one shape, given as its merged statement and its argument (`mergedWrite`): joins the
@@ -158,8 +164,12 @@ export class GroupCommit {
           await this.commit(lone, false).then((r) => this.answer([batch[0]!], [r]), batch[0]!.reject);
           continue;
         }
+        const combine = this.store.dialect === 'postgres';
         try {
-          const results = await this.commit((trx) => runBatch(trx as Transaction<Database>, batch), true);
+          // Only merged writes, all combinable: one statement, atomic without BEGIN and COMMIT.
+          const single = combine && batch.every(combinable);
+          const run = (db: Kysely<Database>) => runBatch(db, batch, combine);
+          const results = await this.commit(run, !single);
           this.answer(batch, results);
         } catch {
           for (const p of batch) {
@@ -198,23 +208,34 @@ export class GroupCommit {
   }
 }
 
-/** Runs a batch in order in `trx`; merged writes run as one statement per shape before the next plain write. */
-async function runBatch(trx: Transaction<Database>, batch: readonly Pending[]): Promise<unknown[]> {
+/** Whether a write can run inside a combined statement: merged, and everything before it too, each with a part. */
+function combinable(p: Pending): boolean {
+  return p.merge !== null && p.merge.statement.part !== undefined && p.merge.before.every((w) => typeof w !== 'function' && w.statement.part !== undefined);
+}
+
+/**
+ * Runs a batch in order in `trx` (a transaction, or the bare connection when every write is
+ * combinable: then nothing but one combined statement runs); merged writes run as one statement
+ * per shape (`combine`: one statement for all shapes that have a part) before the next plain write.
+ */
+async function runBatch(trx: Kysely<Database>, batch: readonly Pending[], combine: boolean): Promise<unknown[]> {
   const results: unknown[] = new Array(batch.length);
   const groups: MergeGroups = new Map();
+  // Plain writes only ever run in a transaction: a batch without one has none (combinable).
+  const tx = trx as Transaction<Database>;
   for (const [i, p] of batch.entries()) {
     if (!p.merge) {
-      await runMerged(trx, groups, results);
-      results[i] = await p.write(trx);
+      await runMerged(trx, groups, results, combine);
+      results[i] = await p.write(tx);
       continue;
     }
     for (const w of p.merge.before) {
-      if (typeof w === 'function') await w(trx);
+      if (typeof w === 'function') await w(tx);
       else join(groups, w, UNAWAITED);
     }
     join(groups, p.merge, i);
   }
-  await runMerged(trx, groups, results);
+  await runMerged(trx, groups, results, combine);
   return results;
 }
 
@@ -225,13 +246,20 @@ function join(groups: MergeGroups, write: MergedWrite, at: number): void {
   groups.set(write.statement, group);
 }
 
-async function runMerged(trx: Transaction<Database>, groups: MergeGroups, results: unknown[]): Promise<void> {
-  for (const [statement, { at, args }] of groups) {
-    const out = await statement(trx, args);
+async function runMerged(trx: Kysely<Database>, groups: MergeGroups, results: unknown[], combine: boolean): Promise<void> {
+  const entries = [...groups];
+  groups.clear();
+  const parts = combine ? entries.filter(([statement]) => statement.part) : [];
+  const outs = new Map<MergedStatement<unknown, unknown>, unknown[]>();
+  if (parts.length > 1) {
+    const combined = await runCombined(trx, parts.map(([statement, { args }]) => statement.part!(trx, args)));
+    parts.forEach(([statement], k) => outs.set(statement, combined[k]!));
+  }
+  for (const [statement, { at, args }] of entries) {
+    const out = outs.get(statement) ?? (await statement(trx, args));
     if (out.length !== args.length) throw new Error(`merged statement returned ${out.length} results for ${args.length} writes`);
     at.forEach((index, k) => {
       if (index !== UNAWAITED) results[index] = out[k];
     });
   }
-  groups.clear();
 }

@@ -185,14 +185,26 @@ export class JobQueue {
     // themselves, as before. Every step MATERIALIZED: evaluated once. SQLite has no LATERAL: a
     // correlated IN runs once per key. (PostgreSQL, which planned that IN as a filter over every
     // job, runs the same statement with a LATERAL join inside claim_fair_jobs.)
+    // The keys are walked by a loose index scan (`key_walk`: per kind, the next key above the
+    // last one, one probe of jobs_kind_state_key_due each), as claim_fair_jobs does: a DISTINCT
+    // read every pending job of the kinds, 0.5-0.8 ms of the claim with 2,000 of one project
+    // pending (4 µs walked).
+    const kindRows = sql.join(kinds.map((k) => sql`(${k})`));
     const res = await sql<JobRow>`
-        WITH running AS MATERIALIZED (
+        WITH RECURSIVE running AS MATERIALIZED (
           SELECT fair_key, COUNT(*) AS n FROM jobs
           WHERE state = 'pending' AND kind IN (${kindList}) AND lease_until_us >= ${now}
           GROUP BY fair_key
         ),
+        key_walk(kind, fair_key) AS (
+          SELECT k.column1, (SELECT min(fair_key) FROM jobs WHERE kind = k.column1 AND state = 'pending' AND fair_key IS NOT NULL)
+          FROM (VALUES ${kindRows}) AS k
+          UNION ALL
+          SELECT w.kind, (SELECT min(fair_key) FROM jobs WHERE kind = w.kind AND state = 'pending' AND fair_key > w.fair_key)
+          FROM key_walk w WHERE w.fair_key IS NOT NULL
+        ),
         fair_keys AS MATERIALIZED (
-          SELECT DISTINCT fair_key FROM jobs WHERE state = 'pending' AND kind IN (${kindList}) AND fair_key IS NOT NULL
+          SELECT DISTINCT fair_key FROM key_walk WHERE fair_key IS NOT NULL
         ),
         head AS MATERIALIZED (
           SELECT j.id, j.fair_key, j.run_at_us FROM fair_keys k JOIN jobs j ON j.id IN (
@@ -377,22 +389,34 @@ async function claimFairPostgres(db: DbOrTrx, workerId: string, kinds: readonly 
  * Marks every job of `jobs` done that still carries its claim (fenced like fencedUpdate), in one
  * UPDATE; true for each one it marked. The list is padded to a power of two with repeats of its
  * last claim (a repeated term matches the same row) so that few distinct SQL texts exist: SQLite
- * keeps a prepared statement per text (statement-cache.ts).
+ * keeps a prepared statement per text (statement-cache.ts). It touches only the rows of its own
+ * claims, so on PostgreSQL it joins the batch's other merged writes in one statement (`part`).
  */
-const completeClaims: MergedStatement<ClaimedJob, boolean> = async (db, jobs) => {
+const completeClaims: MergedStatement<ClaimedJob, boolean> = Object.assign(
+  async (db: Kysely<Database>, jobs: readonly ClaimedJob[]) => completedOf(jobs, await completion(db, jobs).execute()),
+  { part: (db: Kysely<Database>, jobs: readonly ClaimedJob[]) => ({ query: completion(db, jobs), returnsRows: true, fromRows: (rows: readonly Record<string, unknown>[]) => completedOf(jobs, rows as readonly CompletedRow[]) }) },
+);
+
+type CompletedRow = Pick<JobRow, 'id' | 'locked_by' | 'attempts'>;
+
+/** The fenced UPDATE of completeClaims, returning the claims it marked. */
+function completion(db: Kysely<Database>, jobs: readonly ClaimedJob[]) {
   const terms = [...jobs];
   while (terms.length & (terms.length - 1)) terms.push(jobs[jobs.length - 1]!);
-  const rows = await db
+  return db
     .updateTable('jobs')
     .set({ state: 'done', lease_until_us: null, last_error: null })
     .where('state', '=', 'pending')
     .where((eb) => eb.or(terms.map((j) => eb.and([eb('id', '=', j.id), eb('locked_by', '=', j.lockedBy), eb('attempts', '=', j.attempt)]))))
-    .returning(['id', 'locked_by', 'attempts'])
-    .execute();
+    .returning(['id', 'locked_by', 'attempts']);
+}
+
+/** For each job, whether its claim is among the marked rows. */
+function completedOf(jobs: readonly ClaimedJob[], rows: readonly CompletedRow[]): boolean[] {
   const claim = (id: number, lockedBy: string | null, attempts: number) => `${id}:${attempts}:${lockedBy ?? ''}`;
   const done = new Set(rows.map((r) => claim(Number(r.id), r.locked_by, Number(r.attempts))));
   return jobs.map((j) => done.has(claim(j.id, j.lockedBy, j.attempt)));
-};
+}
 
 /** Rows are claimed by kind, so a row's payload is its kind's (written by the typed `enqueue`). */
 function toClaimed(r: JobRow): ClaimedJob {

@@ -169,10 +169,19 @@ export class WebhookRepo {
  * Records delivery attempts, several in one INSERT: the attempt records of the deliveries whose
  * outcomes commit together (JobOutcome.alongsideMerged).
  */
-export const insertDeliveries: MergedStatement<NewDelivery, void> = async (db, attempts) => {
-  await db.insertInto('webhook_deliveries').values(attempts.map(deliveryRow)).execute();
-  return attempts.map(() => undefined);
-};
+export const insertDeliveries: MergedStatement<NewDelivery, void> = Object.assign(
+  async (db: Kysely<Database>, attempts: readonly NewDelivery[]) => {
+    await deliveriesInsert(db, attempts).execute();
+    return attempts.map(() => undefined);
+  },
+  // New rows only: on PostgreSQL it shares one statement with the completions it belongs with.
+  { part: (db: Kysely<Database>, attempts: readonly NewDelivery[]) => ({ query: deliveriesInsert(db, attempts), returnsRows: false, fromRows: () => attempts.map(() => undefined) }) },
+);
+
+/** The one INSERT of insertDeliveries, run alone or as a part of a combined statement. */
+function deliveriesInsert(db: Kysely<Database>, attempts: readonly NewDelivery[]) {
+  return db.insertInto('webhook_deliveries').values(attempts.map(deliveryRow));
+}
 
 function deliveryRow(d: NewDelivery): Insertable<WebhookDeliveriesTable> {
   return {

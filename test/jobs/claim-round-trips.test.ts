@@ -9,7 +9,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
+import { mergedWrite } from '../../src/db/group-commit.js';
 import { enqueueMany, JobQueue, type ClaimOptions } from '../../src/jobs/queue.js';
+import { insertDeliveries, type NewDelivery } from '../../src/webhooks/repo.js';
 import { usingPostgres } from '../helpers/server.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
 
@@ -50,6 +52,14 @@ async function roundTrips<T>(fn: () => Promise<T>): Promise<{ result: T; stateme
   }
 }
 
+/** A delivery's attempt record, as the delivery handler hands it to its outcome. */
+const attemptOf = (eventId: number, attempt: number): NewDelivery => ({
+  webhookId: 9_000_001, projectId: 1, event: 'file.stored', eventId, attempt, targetUrl: 'http://127.0.0.1/h',
+  startedUs: 1, durationMs: 1, status: 200, success: true, error: null, responseExcerpt: 'ok',
+});
+const recordsOf = async (eventIds: number[]) =>
+  (await db.kysely.selectFrom('webhook_deliveries').select(['event_id', 'attempt']).where('webhook_id', '=', 9_000_001).where('event_id', 'in', eventIds).orderBy('event_id').execute()).map((r) => [Number(r.event_id), Number(r.attempt)]);
+
 const jobs = (kind: string, key: string, n: number) => Array.from({ length: n }, (_, i) => ({ kind: kind as `test.${string}`, payload: i, fairKey: key }));
 
 describe.skipIf(!usingPostgres())('PostgreSQL fair claims: round trips', () => {
@@ -78,6 +88,31 @@ describe.skipIf(!usingPostgres())('PostgreSQL fair claims: round trips', () => {
     expect(result.map((j) => j.payload)).toEqual([3, 4, 5]);
     // BEGIN, the completions' one UPDATE, the claim, COMMIT.
     expect(statements).toEqual(['BEGIN', 'UPDATE', 'SELECT', 'COMMIT']);
+  });
+
+  it("deliveries' outcomes committing on their own (attempt records and completions) are one statement", async () => {
+    const kind = 'test.rt-outcomes';
+    await enqueueMany(db.kysely, jobs(kind, 'S', 3));
+    const q = new JobQueue(db);
+    const claimed = await q.claim('w', { kinds: [kind], limit: 3, leaseMs: 60_000, perKeyLimit: 3 });
+    expect(claimed).toHaveLength(3);
+    const { result, statements } = await roundTrips(() => Promise.all(claimed.map((j) => q.complete(j, [mergedWrite(insertDeliveries, attemptOf(j.id, j.attempt))]))));
+    expect(result).toEqual([true, true, true]);
+    // Was BEGIN, INSERT, UPDATE, COMMIT: one data-modifying statement, atomic on its own.
+    expect(statements).toEqual(['WITH']);
+    expect(await recordsOf(claimed.map((j) => j.id))).toEqual(claimed.map((j) => [j.id, 1]));
+  });
+
+  it('a combined outcome answers false for a lost claim and still writes every attempt record', async () => {
+    const kind = 'test.rt-lost';
+    await enqueueMany(db.kysely, jobs(kind, 'T', 2));
+    const q = new JobQueue(db);
+    const [a, b] = await q.claim('w', { kinds: [kind], limit: 2, leaseMs: 60_000, perKeyLimit: 2 });
+    // b's claim is lost: another worker holds it now.
+    await db.kysely.updateTable('jobs').set({ locked_by: 'other' }).where('id', '=', b!.id).execute();
+    const done = await Promise.all([a!, b!].map((j) => q.complete(j, [mergedWrite(insertDeliveries, attemptOf(j.id, j.attempt))])));
+    expect(done).toEqual([true, false]);
+    expect(await recordsOf([a!.id, b!.id])).toEqual([[a!.id, 1], [b!.id, 1]]);
   });
 });
 

@@ -184,6 +184,18 @@ describe('fair claims (per-key limits)', () => {
     expect((await fair(q1, 'n1', 10)).map((j) => j.payload)).toEqual(['a3']);
   });
 
+  it('a claim over two kinds takes each key in turn across both, up to its limit once', async () => {
+    const [k1, k2] = ['test.fair-two-a', 'test.fair-two-b'];
+    // Keys spread over both kinds (the claim walks each kind's keys), one shared by both.
+    for (let i = 0; i < 3; i++) await enqueue(db.kysely, { kind: k1, payload: `s1-${i}`, fairKey: 'S' });
+    for (let i = 0; i < 3; i++) await enqueue(db.kysely, { kind: k2, payload: `s2-${i}`, fairKey: 'S' });
+    await enqueue(db.kysely, { kind: k1, payload: 'u0', fairKey: 'U' });
+    await enqueue(db.kysely, { kind: k2, payload: 'v0', fairKey: 'V' });
+    const q = new JobQueue(db);
+    const got = await q.claim('w', { kinds: [k1, k2], limit: 10, leaseMs: 60_000, perKeyLimit: 2 });
+    expect(got.map((j) => j.payload).sort()).toEqual(['s1-0', 's1-1', 'u0', 'v0']);
+  });
+
   it('a key whose jobs lost their lease (dead worker) is not counted as running', async () => {
     const k = 'test.fair-expired';
     for (let i = 0; i < 3; i++) await enqueue(db.kysely, { kind: k, payload: i, fairKey: 'X' });
