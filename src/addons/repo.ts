@@ -1,8 +1,12 @@
 /** Queries of the add-ons feature: executions and each project's add-ons run on upload. */
 import type { Kysely, Selectable } from 'kysely';
 import type { Db, DbOrTrx } from '../db/connect.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Database } from '../db/schema.js';
 import type { AddonExecutionsTable, AddonStatus } from '../db/tables/addons.js';
+
+// Read in every new file's transaction (the upload hook): compiled once per store (db/reusable-query.ts).
+const onUploadSetting = reusableQuery((db: DbOrTrx, projectId: number) => db.selectFrom('addon_project_settings').select('on_upload').where('project_id', '=', projectId));
 
 export type ExecutionRow = Selectable<AddonExecutionsTable>;
 
@@ -67,7 +71,7 @@ export class AddonRepo {
   }
 
   async onUpload(projectId: number, db: DbOrTrx = this.db): Promise<string[]> {
-    const r = await db.selectFrom('addon_project_settings').select('on_upload').where('project_id', '=', projectId).executeTakeFirst();
+    const [r] = (await onUploadSetting(db, projectId)).rows;
     return r ? (JSON.parse(r.on_upload) as string[]) : [];
   }
 

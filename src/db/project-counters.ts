@@ -11,6 +11,7 @@
  */
 import { sql } from 'kysely';
 import type { DbOrTrx } from './connect.js';
+import { reusableQuery } from './reusable-query.js';
 
 /** A file's place in the counters: the file list's three kinds (`totals`). */
 export type FileState = 'removed' | 'stored' | 'unstored';
@@ -55,9 +56,14 @@ function isEmpty(d: CounterDelta): boolean {
 
 export async function adjustCounters(trx: DbOrTrx, projectId: number, delta: CounterDelta): Promise<void> {
   if (isEmpty(delta)) return;
-  await trx
+  await addToCounters(trx, projectId, delta.removed ?? 0, delta.stored ?? 0, delta.unstored ?? 0, delta.groups ?? 0);
+}
+
+// Every new file and every state change runs it: compiled once per store (reusable-query.ts).
+const addToCounters = reusableQuery((trx: DbOrTrx, projectId: number, removed: number, stored: number, unstored: number, groups: number) =>
+  trx
     .insertInto('project_counters')
-    .values({ project_id: projectId, removed_files: delta.removed ?? 0, stored_files: delta.stored ?? 0, unstored_files: delta.unstored ?? 0, groups_count: delta.groups ?? 0 })
+    .values({ project_id: projectId, removed_files: removed, stored_files: stored, unstored_files: unstored, groups_count: groups })
     .onConflict((oc) =>
       oc.column('project_id').doUpdateSet({
         removed_files: sql<number>`project_counters.removed_files + excluded.removed_files`,
@@ -65,9 +71,8 @@ export async function adjustCounters(trx: DbOrTrx, projectId: number, delta: Cou
         unstored_files: sql<number>`project_counters.unstored_files + excluded.unstored_files`,
         groups_count: sql<number>`project_counters.groups_count + excluded.groups_count`,
       }),
-    )
-    .execute();
-}
+    ),
+);
 
 /** The project's counts; zeros for a project nothing was ever counted in. */
 export async function readCounters(db: DbOrTrx, projectId: number): Promise<ProjectCounts> {

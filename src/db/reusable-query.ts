@@ -1,26 +1,55 @@
 /**
- * A query whose SQL is built and compiled once; each later run only swaps in its arguments.
- * Building a Kysely query (operation nodes, parsers, frozen objects) and compiling it to SQL cost
- * more CPU than SQLite's execution of a primary-key lookup: a hot path such as a file's info
- * (`GET /files/{uuid}/`, the CDN's lookup) runs the same shape over and over (docs/performance.md).
+ * A query whose SQL is built and compiled once per store; each later run only swaps in its
+ * arguments. Building a Kysely query (operation nodes, parsers, frozen objects) and compiling it
+ * to SQL cost more CPU than SQLite's execution of a primary-key lookup or a row insert: hot paths
+ * such as a file's info (`GET /files/{uuid}/`, the CDN's lookup) and a new upload's rows run the
+ * same shapes over and over (docs/performance.md).
  *
- * The first run compiles with its real arguments and records which argument each bound parameter
- * came from; when that is not plain (two arguments equal, or a parameter that is none of them) it
- * runs uncompiled and tries again next time.
+ * The template is compiled from probe arguments (a distinct marker string per argument), so each
+ * bound parameter's argument is known even when real arguments are equal or null (an upload's
+ * `uploaded_us` and `stored_us`, its `removed_us`). `build` must give the same SQL whatever the
+ * arguments' values and bind every argument as a parameter; a build that inlines one (the marker
+ * shows up in the SQL) or binds something else is run uncompiled every time instead.
+ *
+ * Templates are kept per dialect adapter (one per store): the SQL text depends on the dialect, and
+ * a function made at module level may serve a SQLite and a PostgreSQL store in one process.
  */
-import type { CompiledQuery, Compilable, QueryResult } from 'kysely';
+import type { CompiledQuery, Compilable, DialectAdapter, QueryResult } from 'kysely';
 import type { DbOrTrx } from './connect.js';
 
-type Arg = string | number;
+export type QueryArg = string | number | null;
 
-export function reusableQuery<A extends readonly Arg[], R>(build: (db: DbOrTrx, ...args: A) => Compilable<R>): (db: DbOrTrx, ...args: A) => Promise<QueryResult<R>> {
-  let template: { compiled: CompiledQuery<R>; from: number[] } | null = null;
+interface Template<R> {
+  compiled: CompiledQuery<R>;
+  /** For each bound parameter, the index of the argument it takes. */
+  from: number[];
+}
+
+export function reusableQuery<A extends readonly QueryArg[], R>(build: (db: DbOrTrx, ...args: A) => Compilable<R>): (db: DbOrTrx, ...args: A) => Promise<QueryResult<R>> {
+  // null: this build cannot be a template (see templateOf).
+  const templates = new WeakMap<DialectAdapter, Template<R> | null>();
   return async (db, ...args) => {
+    const adapter = db.getExecutor().adapter;
+    let template = templates.get(adapter);
+    if (template === undefined) {
+      template = templateOf(db, build, args.length);
+      templates.set(adapter, template);
+    }
     if (template) return db.executeQuery<R>({ ...template.compiled, parameters: template.from.map((i) => args[i]) });
-    const compiled = build(db, ...args).compile();
-    const from = compiled.parameters.map((p) => args.indexOf(p as Arg));
-    const plain = new Set(args).size === args.length && from.every((i) => i >= 0);
-    if (plain) template = { compiled, from };
-    return db.executeQuery<R>(compiled);
+    return db.executeQuery<R>(build(db, ...args).compile());
   };
+}
+
+function templateOf<A extends readonly QueryArg[], R>(db: DbOrTrx, build: (db: DbOrTrx, ...args: A) => Compilable<R>, count: number): Template<R> | null {
+  const probes = Array.from({ length: count }, (_, i) => `\u0000reusable-query-probe-${i}\u0000`);
+  let compiled: CompiledQuery<R>;
+  try {
+    // The probes only reach the compiler, never the store: their types do not matter there.
+    compiled = build(db, ...(probes as unknown as A)).compile();
+  } catch {
+    return null;
+  }
+  const from = compiled.parameters.map((p) => (typeof p === 'string' ? probes.indexOf(p) : -1));
+  if (from.some((i) => i < 0) || probes.some((p) => compiled.sql.includes(p))) return null;
+  return { compiled, from };
 }

@@ -4,6 +4,7 @@ import { searchOrder, type SearchCursor, type SearchQuery, type Range, type Sort
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { reusableQuery } from '../db/reusable-query.js';
+import { DeferredTextIndex } from './text/repo.js';
 import { readCounters } from '../db/project-counters.js';
 import type { FileRecord } from '../core/file-record.js';
 import { insertLabels, labelsCondition, replaceLabels, startFromLabels } from './labels/repo.js';
@@ -60,6 +61,20 @@ function toRow(f: FileRecord): Row {
   };
 }
 
+/** Every column of a file row, in the order insertFile binds them. */
+const FILE_COLUMNS = [
+  'uuid', 'project_id', 'uploaded_us', 'stored_us', 'removed_us', 'size', 'mime_type', 'original_filename', 'filename', 'is_image',
+  'is_ready', 'content_info', 'metadata', 'appdata', 'blob_key', 'md5', 'source_url', 'tags', 'detected_mime',
+] as const satisfies readonly (keyof Row)[];
+// A column added to the table but not to the list fails the build here instead of going unwritten.
+const everyColumn: Exclude<keyof Row, (typeof FILE_COLUMNS)[number]> extends never ? true : never = true;
+void everyColumn;
+
+// Every new file runs it: compiled once per store (db/reusable-query.ts).
+const insertFile = reusableQuery((db: DbOrTrx, ...values: Row[keyof Row][]) =>
+  db.insertInto('files').values(Object.fromEntries(FILE_COLUMNS.map((c, i) => [c, values[i]])) as Row),
+);
+
 export interface ListQuery {
   projectId: number;
   removed: boolean;
@@ -100,12 +115,17 @@ export class FileRepo {
   );
   private readonly fileByUuid = reusableQuery((db: DbOrTrx, uuid: string) => db.selectFrom('files').selectAll().where('uuid', '=', uuid));
 
+  /** SQLite: new files' text joins the trigram index in batches (text/repo.ts). */
+  readonly textIndex: DeferredTextIndex;
+
   constructor(private readonly store: Db) {
     this.db = store.kysely;
+    this.textIndex = new DeferredTextIndex(store);
   }
 
   async insert(db: DbOrTrx, f: FileRecord): Promise<void> {
-    await db.insertInto('files').values(toRow(f)).execute();
+    const row = toRow(f);
+    await insertFile(db, ...FILE_COLUMNS.map((c) => row[c]));
     if (f.tags.length > 0) await db.insertInto('file_tags').values(f.tags.map((tag) => ({ project_id: f.projectId, tag, uuid: f.uuid }))).execute();
     await insertLabels(db, f.projectId, f.uuid, f.appdata);
   }
@@ -302,6 +322,7 @@ export class FileRepo {
 
   /** One page of a search: keyset after `cursor` when given, else `offset` rows skipped. */
   async search(projectId: number, q: SearchQuery, page: { limit: number; offset: number; cursor: SearchCursor | null }): Promise<FileRecord[]> {
+    await this.textReady(q);
     const order = searchOrder(q);
     const plan = await this.labelsPlan(projectId, q);
     let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q, plan));
@@ -310,6 +331,11 @@ export class FileRepo {
     for (const k of order) s = s.orderBy(k.column, k.desc ? 'desc' : 'asc');
     const rows = await s.limit(page.limit).offset(cursor ? 0 : page.offset).execute();
     return rows.map(toRecord);
+  }
+
+  /** A text condition reads the trigram index: every committed file must be in it first (text/repo.ts). */
+  private async textReady(q: SearchQuery): Promise<void> {
+    if (q.text || q.phrase.filename || q.phrase.mime || q.phrase.metadata) await this.textIndex.flush();
   }
 
   /** The database's plan for one search page, one line per step (tests prove the text index is used). */
@@ -324,6 +350,7 @@ export class FileRepo {
   }
 
   async searchCount(projectId: number, q: SearchQuery): Promise<number> {
+    await this.textReady(q);
     const plan = await this.labelsPlan(projectId, q);
     const r = await this.db
       .selectFrom('files')

@@ -207,6 +207,8 @@ export class FileService {
           for (const hook of this.uploadHooks) await hook(trx, row, initiator);
           await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
         });
+        // Its text joins the search index with the next batch (a search indexes it first anyway).
+        this.repo.textIndex.soon();
         return row;
       } catch (err) {
         if (attempt < 5 && isUniqueViolation(err)) continue;

@@ -37,6 +37,21 @@ describe('reusableQuery', () => {
     expect(await db.transaction((trx) => runAt(trx, 'two', 'rq.a'))).toEqual([2]);
   });
 
+  it('binds equal and null arguments each to its own place (an insert whose values repeat)', async () => {
+    // kind and payload equal, run time and creation time equal, then a null error: each run writes its own values.
+    const insertJob = reusableQuery((d: DbOrTrx, kind: string, payload: string, runAt: number, created: number, error: string | null) =>
+      d
+        .insertInto('jobs')
+        .values({ kind, payload, run_at_us: runAt, max_attempts: 1, created_us: created, last_error: error })
+        .returning(['kind', 'payload', 'run_at_us', 'created_us', 'last_error']),
+    );
+    const rows = async (d: DbOrTrx, ...args: [string, string, number, number, string | null]) =>
+      (await insertJob(d, ...args)).rows.map((r) => [r.kind, r.payload, Number(r.run_at_us), Number(r.created_us), r.last_error]);
+    expect(await rows(db.kysely, 'rq.c', 'rq.c', 7, 7, null)).toEqual([['rq.c', 'rq.c', 7, 7, null]]);
+    expect(await rows(db.kysely, 'rq.d', 'four', 8, 9, 'boom')).toEqual([['rq.d', 'four', 8, 9, 'boom']]);
+    expect(await db.transaction((trx) => rows(trx, 'rq.e', 'five', 10, 10, null))).toEqual([['rq.e', 'five', 10, 10, null]]);
+  });
+
   it('sees rows written after its statement was first run (the statement cache holds no results)', async () => {
     expect(await runAt(db.kysely, 'three', 'rq.a')).toEqual([]);
     await db.kysely.insertInto('jobs').values({ kind: 'rq.a', payload: 'three', run_at_us: 4, max_attempts: 1, created_us: 0 }).execute();

@@ -17,17 +17,8 @@ const tracedSyncs = (pid: number, work: () => Promise<void>) => traced(pid, ['-y
 
 /** The thread id a trace line belongs to (strace -f prefixes each line with it). */
 const tid = (line: string) => Number(/^(\d+)/.exec(line)?.[1]);
-/** Lines where a sync of the SQLite WAL finished (a whole call, or the "resumed" half). */
-const walSyncsDone = (lines: string[]) =>
-  lines.flatMap((l, i) => (/(fsync|fdatasync)\(\d+<[^>]*stowage\.sqlite-wal>\)\s*=\s*0|<\.\.\. (fsync|fdatasync) resumed>.*= 0/.test(l) && isWalLine(lines, l) ? [i] : []));
-
-/** A "resumed" line names no file: find its call's start on the same thread. */
-function isWalLine(lines: string[], line: string): boolean {
-  if (/stowage\.sqlite-wal/.test(line)) return true;
-  const t = tid(line);
-  const start = lines.slice(0, lines.indexOf(line)).reverse().find((l) => tid(l) === t && /(fsync|fdatasync)\(/.test(l));
-  return start !== undefined && /stowage\.sqlite-wal/.test(start);
-}
+/** Lines where a sync of the SQLite WAL finished. */
+const walSyncsDone = (lines: string[]) => lines.flatMap((l, i) => (/(fsync|fdatasync)\(\d+<[^>]*stowage\.sqlite-wal>\)\s*=\s*0/.test(l) ? [i] : []));
 
 describe.skipIf(usingPostgres() || !haveStrace)('SQLite commits: durable before the answer, synced off the event loop', () => {
   // useServer() does not fit: the suite is about SQLite's WAL and must start no server at all on

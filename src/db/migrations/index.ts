@@ -22,6 +22,8 @@ import { fileLabels } from './0017_file_labels.js';
 import { projectCounters } from './0018_project_counters.js';
 import { jobClaimIndexes } from './0020_job_claim_indexes.js';
 import { fairClaimFunction } from './0021_fair_claim_function.js';
+import { searchTextDeferred } from './0022_search_text_deferred.js';
+import { uploadIndexes } from './0023_upload_indexes.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -43,4 +45,6 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0018_project_counters', projectCounters],
   ['0020_job_claim_indexes', jobClaimIndexes],
   ['0021_fair_claim_function', fairClaimFunction],
+  ['0022_search_text_deferred', searchTextDeferred],
+  ['0023_upload_indexes', uploadIndexes],
 ];

@@ -5,6 +5,16 @@
  * that blob's last reference never interleave: the bytes are never dropped under a new row.
  */
 import type { Db, DbOrTrx } from '../../db/connect.js';
+import { reusableQuery } from '../../db/reusable-query.js';
+
+// Every new upload runs it: compiled once per store (db/reusable-query.ts).
+const insertContent = reusableQuery((trx: DbOrTrx, projectId: number, sha256: string, blobKey: string, size: number, createdUs: number) =>
+  trx
+    .insertInto('file_contents')
+    .values({ project_id: projectId, sha256, blob_key: blobKey, size, created_us: createdUs })
+    .onConflict((oc) => oc.doNothing())
+    .returning('blob_key'),
+);
 
 export class ContentRepo {
   constructor(private readonly store: Db) {}
@@ -21,12 +31,7 @@ export class ContentRepo {
       // Most uploads bring new bytes: the insert answers their row itself, one statement (one
       // round trip on PostgreSQL) instead of an insert and a read. The row is this transaction's,
       // so it is locked until the commit as the read's FOR UPDATE would lock it.
-      const inserted = await trx
-        .insertInto('file_contents')
-        .values({ project_id: c.projectId, sha256: c.sha256, blob_key: c.stagedKey, size: c.size, created_us: c.nowUs })
-        .onConflict((oc) => oc.doNothing())
-        .returning('blob_key')
-        .executeTakeFirst();
+      const [inserted] = (await insertContent(trx, c.projectId, c.sha256, c.stagedKey, c.size, c.nowUs)).rows;
       if (inserted) return inserted.blob_key;
       let s = trx.selectFrom('file_contents').select('blob_key').where('project_id', '=', c.projectId).where('sha256', '=', c.sha256);
       if (this.store.dialect === 'postgres') s = s.forUpdate();
