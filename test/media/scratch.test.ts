@@ -1,6 +1,7 @@
 /**
  * Pixel steps of large images go through scratch files and a worker thread, never through a
- * main-thread buffer (src/media/pipeline/state.ts `mapPixels`, pixel-file.ts, scratch.ts).
+ * main-thread buffer (src/media/pipeline/state.ts `mapPixels`, pixel-file.ts, scratch.ts): colour
+ * maps, blurs, and the whole-image readers `blur_region` (region-blur.ts) and `trim` (trim-step.ts).
  * Checked here: the bytes are those of the inline route, the main thread holds no buffer of the
  * image's size, and no scratch file outlives its render, whatever the outcome.
  */
@@ -29,26 +30,30 @@ async function renderIn(path: string, url: string, opts: { timeoutMs?: number } 
   return { result, scratchDir };
 }
 
-/** Pixels with distinct values everywhere: channel values vary with x, y and their product. */
-function busy(w: number, h: number, channels: 1 | 2 | 3 | 4): Buffer {
+/**
+ * Pixels with distinct values everywhere: channel values vary with x, y and their product. With a
+ * `frame`, a border that wide is a single colour (every channel 255), for `trim` to cut.
+ */
+function busy(w: number, h: number, channels: 1 | 2 | 3 | 4, frame = 0): Buffer {
   const data = Buffer.alloc(w * h * channels);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const o = (y * w + x) * channels;
-      for (let c = 0; c < channels; c++) data[o + c] = (x * (3 + c) + y * (5 + 2 * c) + ((x * y) >> 4)) & 255;
+      const border = x < frame || y < frame || x >= w - frame || y >= h - frame;
+      for (let c = 0; c < channels; c++) data[o + c] = border ? 255 : (x * (3 + c) + y * (5 + 2 * c) + ((x * y) >> 4)) & 255;
     }
   }
   return data;
 }
 
 /** The same picture as a large PNG (worker route) and its top-left 1000x1000 (inline route). */
-async function pair(name: string, channels: 1 | 2 | 3 | 4, sixteen = false): Promise<{ large: string; small: string }> {
+async function pair(name: string, channels: 1 | 2 | 3 | 4, sixteen = false, frame = 0): Promise<{ large: string; small: string }> {
   const w = 1200, h = 1000;
   const raw = { width: w, height: h, channels };
-  let img = sharp(busy(w, h, channels), { raw });
+  let img = sharp(busy(w, h, channels, frame), { raw });
   if (sixteen) {
     // Spread each 8-bit value over 16 bits, so the 16-bit file has the same picture.
-    const wide = new Uint16Array(busy(w, h, channels)).map((v) => v * 257 + ((v * 7) & 255));
+    const wide = new Uint16Array(busy(w, h, channels, frame)).map((v) => v * 257 + ((v * 7) & 255));
     img = sharp(wide, { raw }).toColourspace('rgb16');
   }
   const png = await img.png().toBuffer();
@@ -99,25 +104,84 @@ describe('pixel steps of a large image (scratch files, worker thread)', () => {
   }
 });
 
+describe('whole-image readers of a large image: blur_region and trim (scratch files, worker thread)', () => {
+  const inputs = [['rgb', 3], ['rgba', 4], ['grey', 1], ['grey-alpha', 2], ['rgb16', 3, true]] as const;
+  // A 50 px single-colour frame: the large copy trims to 1100x900, its top-left 1000x1000 to 950x900.
+  const urls = [
+    ['-/blur_region/300x300/100,100/50/', [1200, 1000], 1000],
+    // Two boxes (the stackable op twice), one of them wide enough for the downscaled blur.
+    ['-/blur_region/200x400/500,50/10/-/blur_region/400x300/50,600/400/', [1200, 1000], 1000],
+    ['-/trim/', [1100, 900], 900],
+    // Padding after the trim; a trim after a pending libvips operation and a map.
+    ['-/trim/10/20/', [1140, 940], 920],
+    ['-/flip/-/flip/-/warmth/30/-/trim/-/blur_region/200x200/10,10/30/', [1100, 900], 900],
+  ] as const;
+  for (const [name, channels, sixteen] of inputs) {
+    test(`${name}: the same bytes as the inline route`, async () => {
+      const { large, small } = await pair(`framed-${name}`, channels, sixteen, 50);
+      for (const [url, size, side] of urls) {
+        const full = `${url}-/format/png/`;
+        const [a, b] = await Promise.all([renderIn(large, full), renderIn(small, full)]);
+        if (a.result instanceof Error) throw a.result;
+        if (b.result instanceof Error) throw b.result;
+        expect([a.result.width, a.result.height], `${name} ${url}`).toEqual(size);
+        expect((await corner(a.result, side)).equals(await corner(b.result, side)), `${name} ${url}`).toBe(true);
+        expect(readdirSync(a.scratchDir)).toEqual([]);
+      }
+    }, 120_000);
+  }
+});
+
+/**
+ * Peak growth of the main thread's buffers while `work` runs, sampled every ms. `external`, not
+ * `arrayBuffers`: sharp's output buffers wrap memory libvips allocated, which V8 counts as external
+ * memory of this isolate but not as ArrayBuffer memory (a 36 MB `raw().toBuffer()` adds 36 MB to
+ * the first, nothing to the second). `external` includes `arrayBuffers`; a worker's are its own.
+ */
+async function peakBuffers(work: () => Promise<void>): Promise<number> {
+  const base = process.memoryUsage().external;
+  let peak = base;
+  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().external); }, 1);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return peak - base;
+}
+
 describe('the main thread and the scratch area', () => {
   test('the main thread never holds a buffer of the image size', async () => {
-    // 36 MB of pixels; the main thread's ArrayBuffers (sharp's output buffers among them) sampled
+    // 36 MB of pixels; the main thread's buffers (sharp's output buffers among them) sampled
     // all along. Before the scratch files, a copy for the worker and the moved-back answer were there.
     const path = fx.file('busy-4000x3000.png', await sharp(busy(4000, 3000, 3), { raw: { width: 4000, height: 3000, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer());
     await renderIn(path, '-/warmth/7/-/resize/64x/');
-    const base = process.memoryUsage().arrayBuffers;
-    let peak = base;
-    const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().arrayBuffers); }, 1);
-    try {
+    const peak = await peakBuffers(async () => {
       for (let i = 0; i < 3; i++) {
         const { result } = await renderIn(path, '-/warmth/7/-/saturation/10/-/blur/20/50/-/resize/64x/');
         expect(result).not.toBeInstanceOf(Error);
       }
-    } finally {
-      clearInterval(timer);
-    }
-    expect(peak - base).toBeLessThan(4000 * 3000 * 3 / 4);
+    });
+    expect(peak).toBeLessThan(4000 * 3000 * 3 / 4);
   }, 120_000);
+
+  for (const url of ['-/blur_region/2000x1500/500,500/50/-/resize/64x/', '-/trim/-/resize/64x/', '-/trim/20/10/-/blur_region/50px50p/0,0/300/-/resize/64x/']) {
+    test(`${url}: the main thread never holds a buffer of the image size`, async () => {
+      // 36 MB of pixels in a 100 px frame. Before, blur_region and trim read them all into a
+      // sharp output buffer on the main thread (and trim its trimmed copy too).
+      const path = fx.file('framed-4000x3000.png', await sharp(busy(4000, 3000, 3, 100), { raw: { width: 4000, height: 3000, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer());
+      await renderIn(path, url);
+      const peak = await peakBuffers(async () => {
+        for (let i = 0; i < 3; i++) {
+          const { result, scratchDir } = await renderIn(path, url);
+          expect(result).not.toBeInstanceOf(Error);
+          expect(readdirSync(scratchDir)).toEqual([]);
+        }
+      });
+      console.log(`[scratch] ${url}: main-thread buffers peaked ${(peak / 1e6).toFixed(1)} MB above the start`);
+      expect(peak).toBeLessThan(4000 * 3000 * 3 / 4);
+    }, 120_000);
+  }
 
   test('no scratch file outlives its render: answered, refused after the maps, or past its deadline', async () => {
     const path = fx.file('busy-3000x2000.png', await sharp(busy(3000, 2000, 3), { raw: { width: 3000, height: 2000, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer());
@@ -132,5 +196,15 @@ describe('the main thread and the scratch area', () => {
     const late = await renderIn(path, '-/warmth/30/-/saturation/20/-/vibrance/40/-/blur/200/50/-/resize/100x/', { timeoutMs: 400 });
     expect(late.result).toMatchObject({ status: 400, code: 'ProcessingTimeout' });
     expect(readdirSync(late.scratchDir)).toEqual([]);
+    // The same with blur_region and trim, which go through the scratch files as well.
+    const trimmed = await renderIn(path, '-/trim/-/blur_region/1000x1000/10,10/50/-/resize/100x/');
+    expect(trimmed.result).not.toBeInstanceOf(Error);
+    expect(readdirSync(trimmed.scratchDir)).toEqual([]);
+    const refusedRegion = await renderIn(path, '-/blur_region/1000x1000/10,10/50/-/trim/-/resize/3500x/');
+    expect(refusedRegion.result).toMatchObject({ status: 400, code: 'OutputTooLarge' });
+    expect(readdirSync(refusedRegion.scratchDir)).toEqual([]);
+    const lateRegion = await renderIn(path, '-/blur_region/3000x2000/0,0/200/-/trim/-/blur_region/2000x1500/10,10/400/-/trim/-/blur_region/3000x2000/0,0/100/-/resize/100x/', { timeoutMs: 400 });
+    expect(lateRegion.result).toMatchObject({ status: 400, code: 'ProcessingTimeout' });
+    expect(readdirSync(lateRegion.scratchDir)).toEqual([]);
   }, 120_000);
 });

@@ -1,10 +1,10 @@
 /**
  * Definition family: blur (gaussian; with an amount it is an unsharp mask), sharp, blur_region.
  */
-import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
-import { blurRaw } from '../pipeline/pixel-step.js';
+import type { OpDef } from '../pipeline/types.js';
 import { type Size, align, bad, expectCount, int, size, type Align } from '../pipeline/params.js';
 import { intersect, place, resolve } from '../pipeline/place.js';
+import type { Box } from '../pipeline/region-blur.js';
 
 /** URL strength (0..5000) to gaussian sigma; the default 10 is a light sigma-1 blur. */
 const sigmaOf = (strength: number): number => Math.max(0.3, strength / 10);
@@ -52,7 +52,7 @@ export const blur_region: OpDef<BlurRegionArgs> = {
   },
   async apply(s, a) {
     if (a.strength === 0) return;
-    let boxes: { left: number; top: number; width: number; height: number }[];
+    let boxes: Box[];
     if ('faces' in a) {
       // Every face the detector finds, each blurred in its own box.
       boxes = (await s.detect('faces')).map((f) => ({ left: f.x, top: f.y, width: f.width, height: f.height }));
@@ -64,25 +64,8 @@ export const blur_region: OpDef<BlurRegionArgs> = {
       boxes = box ? [box] : [];
     }
     if (boxes.length === 0) return;
-    const img = await s.raw();
-    for (const b of boxes) {
-      const box = intersect(b.left, b.top, b.width, b.height, img.width, img.height);
-      if (box) await blurBox(s, img, box, sigmaOf(a.strength));
-    }
-    s.fromRaw(img);
+    // The boxes are blurred wherever the stage maps pixels: in a worker on scratch files when the
+    // image is large (region-blur.ts), so its pixels are never in a main-thread buffer.
+    await s.mapPixels({ kind: 'blur-boxes', sigma: sigmaOf(a.strength), boxes });
   },
 };
-
-/** Blurs one box of `img` in place (the copy in and out are row memcpys; libvips blurs). */
-async function blurBox(s: Stage, img: RawImage, box: { left: number; top: number; width: number; height: number }, sigma: number): Promise<void> {
-  const c = img.channels;
-  const region = Buffer.alloc(box.width * box.height * c);
-  for (let y = 0; y < box.height; y++) {
-    const from = ((box.top + y) * img.width + box.left) * c;
-    img.data.copy(region, y * box.width * c, from, from + box.width * c);
-  }
-  const blurred = await blurRaw(s.create, { data: region, width: box.width, height: box.height, channels: c }, sigma);
-  for (let y = 0; y < box.height; y++) {
-    blurred.copy(img.data, ((box.top + y) * img.width + box.left) * c, y * box.width * c, (y + 1) * box.width * c);
-  }
-}

@@ -276,15 +276,9 @@ export const trim: OpDef<{ tolerance: number; padding: number }> = {
     return { tolerance: int('trim', 'tolerance', p[0], 0, 255), padding: int('trim', 'padding', p[1], 0, 1000) };
   },
   async apply(s, a) {
-    const raw = await s.raw();
-    try {
-      const { data, info } = await s.create(raw.data, { raw: raw })
-        .trim({ threshold: a.tolerance }).raw().toBuffer({ resolveWithObject: true });
-      s.fromRaw({ data, width: info.width, height: info.height, channels: info.channels === 4 ? 4 : 3 });
-    } catch {
-      // libvips refuses to trim a single-colour image: nothing to trim, keep it.
-      s.fromRaw(raw);
-    }
+    // Trimmed wherever the stage maps pixels: in a worker on scratch files when the image is large
+    // (trim-step.ts), so only the trimmed size comes back here, never the pixels.
+    await s.mapPixels({ kind: 'trim', threshold: a.tolerance });
     if (a.padding > 0) await pad(s, a.padding, a.padding, a.padding, a.padding, s.background());
   },
 };

@@ -1,7 +1,7 @@
 /**
  * One pool of worker threads for pixel work in JS that must not hold the main thread: the decoders
- * sharp's libvips does not provide (decoders.ts) and the pixel maps of colour operations
- * and blurs of large images (pixel-file.ts), run by decode-worker.ts. Created on first use, as many threads as CPUs, each with a bounded heap,
+ * sharp's libvips does not provide (decoders.ts) and the pixel steps of large images (colour
+ * maps, blurs, blur_region, trim: pixel-file.ts), run by decode-worker.ts. Created on first use, as many threads as CPUs, each with a bounded heap,
  * and every task with a time limit (an aborted task's thread is terminated, so a decoder stuck in
  * a hostile file stops). The main thread only sends bytes or a path and receives moved pixels
  * (or, for a pixel step, the path of the result).

@@ -90,7 +90,11 @@ export class PipelineStage implements Stage {
     await this.materialise();
   }
 
-  async raw(): Promise<RawImage> {
+  /**
+   * 8-bit sRGB pixels of a small image (3 or 4 channels), for the inline route only: operations
+   * go through mapPixels. This runs the current pipeline: the caller goes on with `fromRaw`.
+   */
+  private async raw(): Promise<RawImage> {
     // No clone(): sharp's clone structured-copies its input, a whole raw buffer on the main
     // thread; every caller replaces the pipeline (fromRaw) after reading its pixels.
     const { raw, grey } = await srgbPixels(this.timed(this.img));
@@ -137,7 +141,7 @@ export class PipelineStage implements Stage {
     return this.width * this.height > INLINE_PIXEL_MAP_PIXELS;
   }
 
-  fromRaw(raw: RawImage): void {
+  private fromRaw(raw: RawImage): void {
     this.restart(sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: raw.channels } }), raw.width, raw.height, raw.channels === 4);
   }
 

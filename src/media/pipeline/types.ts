@@ -101,15 +101,11 @@ export interface Stage {
   /** Materialises now and reads real dimensions (for trim and free-angle rotation). */
   settle(): Promise<void>;
   /**
-   * 8-bit sRGB pixels of the current image (3 or 4 channels). This runs the current pipeline:
-   * the caller goes on with `fromRaw` (or `solid`), never with the pipeline it read.
-   */
-  raw(): Promise<RawImage>;
-  fromRaw(raw: RawImage): void;
-  /**
-   * Runs a pixel step (a colour map, a blur) over the current image and goes on with the result.
-   * Small images are mapped inline; larger ones in a worker thread through scratch files, so no
-   * large buffer lives on the main thread (bounded by the render's deadline).
+   * Runs a pixel step (a colour map, a blur, a blur of boxes, a trim) over the current image and
+   * goes on with the result. Small images are mapped inline; larger ones in a worker thread
+   * through scratch files, so no large buffer lives on the main thread (bounded by the render's
+   * deadline). This is the only way an operation reads the whole image's pixels: the stage has no
+   * raw read for them (a 74 Mpx buffer freed on the main thread blocked it > 50 ms).
    */
   mapPixels(step: PixelStep): Promise<void>;
   /** Replaces the image with a solid RGBA fill, built by libvips (never a JS loop). */
