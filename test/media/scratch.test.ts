@@ -1,7 +1,8 @@
 /**
  * Pixel steps of large images go through scratch files and a worker thread, never through a
  * main-thread buffer (src/media/pipeline/state.ts `mapPixels`, pixel-file.ts, scratch.ts): colour
- * maps, blurs, and the whole-image readers `blur_region` (region-blur.ts) and `trim` (trim-step.ts).
+ * maps, blurs, and the whole-image readers `blur_region` (region-blur.ts) and `trim` (trim-step.ts);
+ * large overlays likewise (state.ts `drawOver`), and text is composited by libvips from its SVG.
  * Checked here: the bytes are those of the inline route, the main thread holds no buffer of the
  * image's size, and no scratch file outlives its render, whatever the outcome.
  */
@@ -21,9 +22,11 @@ afterAll(() => closeDecodePool());
 const plan = (url: string) => parsePlan(url.split('/').filter(Boolean));
 
 /** A render with its own scratch directory; resolves once its work has ended (scratch disposed). */
-async function renderIn(path: string, url: string, opts: { timeoutMs?: number } = {}): Promise<{ result: RenderResult | Error; scratchDir: string }> {
+async function renderIn(path: string, url: string, opts: { timeoutMs?: number; overlays?: Record<string, string> } = {}): Promise<{ result: RenderResult | Error; scratchDir: string }> {
   const scratchDir = mkdtempSync(join(tmpdir(), 'stowage-scratch-'));
-  const ctx: RenderContext = { fileId: 'scratch', accept: undefined, scratchDir, loadOverlay: async () => null, timeoutMs: opts.timeoutMs ?? 120_000 };
+  const overlays = opts.overlays ?? {};
+  const loadOverlay: RenderContext['loadOverlay'] = async (uuid) => (overlays[uuid] ? { path: overlays[uuid]!, mime: 'image/png' } : null);
+  const ctx: RenderContext = { fileId: 'scratch', accept: undefined, scratchDir, loadOverlay, timeoutMs: opts.timeoutMs ?? 120_000 };
   const run = startRender({ path, mime: 'image/png' }, plan(url), ctx);
   const result = await run.answer.catch((e: Error) => e);
   await run.ended;
@@ -132,6 +135,35 @@ describe('whole-image readers of a large image: blur_region and trim (scratch fi
   }
 });
 
+describe('overlays and text over a large image (scratch files, worker thread; libvips)', () => {
+  const uuid = '3addab78-6368-4c55-ac08-22412b6a2a4c';
+  // Full-size overlays at 0,0: the large copy draws 1200x1000 (worker route), its top-left
+  // 1000x1000 draws 1 Mpx (inline route), the same pixels where both are.
+  const urls = [
+    '-/overlay/self/',
+    '-/overlay/self/100px100p/0,0/50p/',
+    `-/overlay/${uuid}/1100x1000/0,0/60p/`,
+    `-/warmth/20/-/overlay/${uuid}/1100x1000/0,0/-/overlay/self/100px100p/0,0/30p/`,
+    '-/font/bold/120/ff000080/-/text_box/fill/0000ff40/8/-/text/1100x1000/0,0/Large text~nover the image/',
+  ];
+  for (const [name, channels, sixteen] of [['rgb', 3], ['rgba', 4], ['grey', 1], ['rgb16', 3, true]] as const) {
+    test(`${name}: the same bytes as the inline route`, async () => {
+      const { large, small } = await pair(`over-${name}`, channels, sixteen);
+      const over = fx.file('over-rgba-1100x1000.png', await sharp(busy(1100, 1000, 4), { raw: { width: 1100, height: 1000, channels: 4 } }).png().toBuffer());
+      for (const url of urls) {
+        const full = `${url}-/format/png/`;
+        const overlays = { [uuid]: over };
+        const [a, b] = await Promise.all([renderIn(large, full, { overlays }), renderIn(small, full, { overlays })]);
+        if (a.result instanceof Error) throw a.result;
+        if (b.result instanceof Error) throw b.result;
+        expect([a.result.width, a.result.height]).toEqual([1200, 1000]);
+        expect((await corner(a.result, 1000)).equals(await corner(b.result, 1000)), `${name} ${url}`).toBe(true);
+        expect(readdirSync(a.scratchDir)).toEqual([]);
+      }
+    }, 120_000);
+  }
+});
+
 /**
  * Peak growth of the main thread's buffers while `work` runs, sampled every ms. `external`, not
  * `arrayBuffers`: sharp's output buffers wrap memory libvips allocated, which V8 counts as external
@@ -165,10 +197,15 @@ describe('the main thread and the scratch area', () => {
     expect(peak).toBeLessThan(4000 * 3000 * 3 / 4);
   }, 120_000);
 
-  for (const url of ['-/blur_region/2000x1500/500,500/50/-/resize/64x/', '-/trim/-/resize/64x/', '-/trim/20/10/-/blur_region/50px50p/0,0/300/-/resize/64x/']) {
+  const readers = [
+    '-/blur_region/2000x1500/500,500/50/-/resize/64x/', '-/trim/-/resize/64x/', '-/trim/20/10/-/blur_region/50px50p/0,0/300/-/resize/64x/',
+    '-/overlay/self/100px100p/0,0/50p/-/resize/64x/', '-/text/100px100p/0,0/hello/-/resize/64x/',
+  ];
+  for (const url of readers) {
     test(`${url}: the main thread never holds a buffer of the image size`, async () => {
       // 36 MB of pixels in a 100 px frame. Before, blur_region and trim read them all into a
-      // sharp output buffer on the main thread (and trim its trimmed copy too).
+      // sharp output buffer on the main thread (and trim its trimmed copy too); a full-size
+      // overlay or text box was read out there as RGBA (48 MB).
       const path = fx.file('framed-4000x3000.png', await sharp(busy(4000, 3000, 3, 100), { raw: { width: 4000, height: 3000, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer());
       await renderIn(path, url);
       const peak = await peakBuffers(async () => {
@@ -206,5 +243,15 @@ describe('the main thread and the scratch area', () => {
     const lateRegion = await renderIn(path, '-/blur_region/3000x2000/0,0/200/-/trim/-/blur_region/2000x1500/10,10/400/-/trim/-/blur_region/3000x2000/0,0/100/-/resize/100x/', { timeoutMs: 400 });
     expect(lateRegion.result).toMatchObject({ status: 400, code: 'ProcessingTimeout' });
     expect(readdirSync(lateRegion.scratchDir)).toEqual([]);
+    // And a large overlay, whose file lives until the pipeline that composites it has run.
+    const overlaid = await renderIn(path, '-/overlay/self/100px100p/0,0/50p/-/overlay/self/100px100p/0,0/40p/-/resize/100x/');
+    expect(overlaid.result).not.toBeInstanceOf(Error);
+    expect(readdirSync(overlaid.scratchDir)).toEqual([]);
+    const refusedOverlay = await renderIn(path, '-/overlay/self/100px100p/0,0/50p/-/resize/3500x/');
+    expect(refusedOverlay.result).toMatchObject({ status: 400, code: 'OutputTooLarge' });
+    expect(readdirSync(refusedOverlay.scratchDir)).toEqual([]);
+    const lateOverlay = await renderIn(path, '-/overlay/self/100px100p/0,0/50p/-/blur/200/50/-/overlay/self/100px100p/0,0/50p/-/trim/-/overlay/self/100px100p/0,0/50p/-/resize/100x/', { timeoutMs: 400 });
+    expect(lateOverlay.result).toMatchObject({ status: 400, code: 'ProcessingTimeout' });
+    expect(readdirSync(lateOverlay.scratchDir)).toEqual([]);
   }, 120_000);
 });

@@ -2,27 +2,11 @@
  * Overlays: image overlay (another file of the project, or `self`) and the colour rectangle `rect`.
  * Sizes are percent of the base image (ratio of the overlay kept); positions are keywords or X,Y.
  */
-import type { OpDef, RawImage, Stage } from '../pipeline/types.js';
+import type { OpDef } from '../pipeline/types.js';
 import { type Align, type Rgba, type Size, align, bad, color, expectCount, opacity, size } from '../pipeline/params.js';
 import { CENTER, fitInside, intersect, place, resolve, sharpColor } from '../pipeline/place.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Draws RGBA pixels at (left, top) over the stage, clipped to the base image. */
-export async function drawRgba(s: Stage, over: RawImage, left: number, top: number): Promise<void> {
-  const hit = intersect(left, top, over.width, over.height, s.width, s.height);
-  if (!hit) return;
-  let input = over.data;
-  if (hit.width !== over.width || hit.height !== over.height) {
-    input = Buffer.alloc(hit.width * hit.height * 4);
-    for (let y = 0; y < hit.height; y++) {
-      const from = ((hit.top - top + y) * over.width + (hit.left - left)) * 4;
-      over.data.copy(input, y * hit.width * 4, from, from + hit.width * 4);
-    }
-  }
-  const img = await s.pipe();
-  s.commit(img.composite([{ input, raw: { width: hit.width, height: hit.height, channels: 4 }, left: hit.left, top: hit.top }]), s.width, s.height);
-}
 
 export interface OverlayArgs { uuid: string; size: Size | null; at: Align; opacity: number }
 export const overlay: OpDef<OverlayArgs> = {
@@ -54,9 +38,9 @@ export const overlay: OpDef<OverlayArgs> = {
     const cut = { left: hit.left - left, top: hit.top - top, width: hit.width, height: hit.height };
     const sized = src.img.resize({ width: w, height: h, fit: 'fill' });
     const visible = cut.width === w && cut.height === h ? sized : sized.extract(cut);
-    const { data } = await visible.ensureAlpha().toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
-    if (a.opacity < 1) for (let i = 3; i < data.length; i += 4) data[i] = Math.round(data[i]! * a.opacity);
-    await drawRgba(s, { data, width: hit.width, height: hit.height, channels: 4 }, hit.left, hit.top);
+    // Drawn by the stage: a large overlay (up to the image's size with `self`) goes through scratch
+    // files, its opacity applied in a worker, never through a main-thread buffer.
+    await s.drawOver(visible, hit, a.opacity);
   },
 };
 

@@ -6,7 +6,6 @@
 import { DEFAULT_TEXT, type OpDef, type TextStyle } from '../pipeline/types.js';
 import { type Align, type Rgba, type Size, align, bad, color, expectCount, int, oneOf, size } from '../pipeline/params.js';
 import { intersect, place, resolve } from '../pipeline/place.js';
-import { drawRgba } from './overlay.js';
 
 export const FAMILIES: Readonly<Record<string, string>> = {
   dejavu: 'DejaVu Sans', dejavumono: 'DejaVu Sans Mono', dejavuserif: 'DejaVu Serif',
@@ -141,7 +140,9 @@ export const text: OpDef<TextArgs> = {
     const hit = intersect(left, top, w, h, s.width, s.height);
     if (!hit) return;
     const svg = textSvg(a.text.split('\n'), w, h, s.text, { x: hit.left - left, y: hit.top - top, width: hit.width, height: hit.height });
-    const { data, info } = await s.create(Buffer.from(svg)).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-    await drawRgba(s, { data, width: info.width, height: info.height, channels: 4 }, hit.left, hit.top);
+    // libvips rasterises the SVG while compositing, in its own threads: read out with raw() here, the
+    // box (as large as the image for a 100px100p box) was an RGBA buffer on the main thread.
+    const img = await s.pipe();
+    s.commit(img.composite([{ input: Buffer.from(svg), left: hit.left, top: hit.top }]), s.width, s.height);
   },
 };

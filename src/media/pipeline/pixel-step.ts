@@ -1,6 +1,6 @@
 /**
  * A pixel step of the stage: a pixel map (pixels.ts), a gaussian blur with or without an unsharp
- * mask, a blur of some boxes (`blur_region`) or a trim, over 8-bit sRGB pixels. The same code runs
+ * mask, a blur of some boxes (`blur_region`), a trim or an overlay's opacity, over 8-bit sRGB pixels. The same code runs
  * inline on the main thread for small images and in a worker thread on scratch files for large
  * ones (pixel-file.ts), so both give the same bytes. Every step is plain data (it is sent to the
  * worker). Only `import type` of sharp: the caller hands in its sharp constructor.
@@ -10,18 +10,21 @@ import { type PixelKernel, type RawImage, applyKernel, widenGrey } from './pixel
 import { type CreateSharp, blurRaw } from './gaussian.js';
 import { type Box, blurBoxes } from './region-blur.js';
 import { trimRaw } from './trim-step.js';
+import { fade } from './fade.js';
 
 export type { CreateSharp };
 
 /**
  * What an operation asks of the pixels; an unsharp mask is a blur with an amount. `blur-boxes`
- * and `trim` read the whole image too, so they take the same route as the maps.
+ * and `trim` read the whole image too, so they take the same route as the maps; `fade` is an
+ * overlay's opacity, run on the overlay's pixels (state.ts `drawOver`).
  */
 export type PixelStep =
   | Exclude<PixelKernel, { kind: 'unsharp' }>
   | { kind: 'blur'; sigma: number; amount: number | null }
   | { kind: 'blur-boxes'; sigma: number; boxes: readonly Box[] }
-  | { kind: 'trim'; threshold: number };
+  | { kind: 'trim'; threshold: number }
+  | { kind: 'fade'; opacity: number };
 
 /**
  * 8-bit sRGB pixels of a pipeline, and `grey` when sharp answered one or two bands: its raw output
@@ -45,6 +48,7 @@ export async function srgbRaw(img: Sharp): Promise<RawImage> {
 export async function runStep(img: RawImage, step: PixelStep, create: CreateSharp): Promise<RawImage> {
   if (step.kind === 'blur-boxes') return blurBoxes(create, img, step.boxes, step.sigma);
   if (step.kind === 'trim') return trimRaw(create, img, step.threshold);
+  if (step.kind === 'fade') return fade(img, step.opacity);
   if (step.kind !== 'blur') return applyKernel(img, step);
   const blurred = await blurRaw(create, img, step.sigma);
   if (step.amount === null) return { ...img, data: blurred };

@@ -13,6 +13,7 @@ import { type Deadline, INLINE_PIXEL_MAP_PIXELS, checkIntermediate } from '../li
 import { widenGrey } from './pixels.js';
 import { pixelFileInWorker, widenInWorker } from './decode-pool.js';
 import { type PixelStep, runStep, srgbPixels } from './pixel-step.js';
+import { fade } from './fade.js';
 import type { Scratch } from './scratch.js';
 import { DEFAULT_TEXT, type LoadedImage, type OutputOptions, type RawImage, type Stage, type TextStyle } from './types.js';
 import type { Rgba } from './params.js';
@@ -44,6 +45,8 @@ export class PipelineStage implements Stage {
   private pristine = true;
   /** The scratch file `img` reads, 8-bit sRGB as pixel-file.ts wrote it; null when it reads anything else. */
   private scratchInput: string | null = null;
+  /** Scratch files of overlays the queued operations composite (drawOver): read when `img` next runs. */
+  private composited: string[] = [];
 
   constructor(
     private img: Sharp,
@@ -126,6 +129,34 @@ export class PipelineStage implements Stage {
     }
     // The pipeline that read `previous` has run to its end: nothing reads that file any more.
     if (previous !== null) await this.scratch.remove(previous);
+    // Nor the overlays it composited (files of overlays drawn since go when the render ends).
+    for (const p of this.composited.splice(0)) await this.scratch.remove(p);
+  }
+
+  async drawOver(over: Sharp, box: { left: number; top: number; width: number; height: number }, opacity: number): Promise<void> {
+    this.deadline.check();
+    const rgba = over.ensureAlpha().toColourspace('srgb');
+    if (box.width * box.height <= INLINE_PIXEL_MAP_PIXELS) {
+      const { data } = await this.timed(rgba).raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true });
+      const px = fade({ data, width: box.width, height: box.height, channels: 4 }, opacity);
+      const img = await this.pipe();
+      this.commit(img.composite([{ input: px.data, raw: { width: box.width, height: box.height, channels: 4 }, left: box.left, top: box.top }]), this.width, this.height);
+      return;
+    }
+    // Large: libvips writes the overlay to a scratch file, a worker fades it into another (the same
+    // fade as above), and libvips composites from that file when the pipeline next runs.
+    const input = await this.scratch.file();
+    await this.timed(rgba).toFile(input);
+    const output = await this.scratch.file();
+    try {
+      const step: PixelStep | null = opacity < 1 ? { kind: 'fade', opacity } : null;
+      await pixelFileInWorker({ input, output, step, greyscale: false }, this.deadline.remainingMs());
+    } finally {
+      await this.scratch.remove(input);
+    }
+    const img = await this.pipe();
+    this.commit(img.composite([{ input: output, left: box.left, top: box.top }]), this.width, this.height);
+    this.composited.push(output);
   }
 
   /** The current pipeline run by libvips into a new scratch file (no pixel on this thread). */

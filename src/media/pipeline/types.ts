@@ -108,6 +108,13 @@ export interface Stage {
    * raw read for them (a 74 Mpx buffer freed on the main thread blocked it > 50 ms).
    */
   mapPixels(step: PixelStep): Promise<void>;
+  /**
+   * Draws another pipeline (an overlay, already cut to its box, which lies inside the image) over
+   * the image at `box`, its alpha scaled by `opacity`. A small one is read out and composited from
+   * a buffer; a larger one goes through scratch files and a worker like `mapPixels`, and libvips
+   * composites it from the file, so its pixels never sit in a main-thread buffer.
+   */
+  drawOver(over: Sharp, box: { left: number; top: number; width: number; height: number }, opacity: number): Promise<void>;
   /** Replaces the image with a solid RGBA fill, built by libvips (never a JS loop). */
   solid(width: number, height: number, colour: Rgba): void;
   /** Decodes another image of the same project for overlay (`self` = the source). */
