@@ -6,7 +6,11 @@
  * MD5 is sequential, so one upload's digest can use one core at most; what this buys is that the
  * core is not the one receiving the parts (hashing on the main thread, it spent 5.2-5.5 s of CPU
  * per GiB while the parts arrived, docs/performance.md). One thread serves every upload of the node: their ranges queue
- * there, in the order sent, and hashing never takes more than one extra core.
+ * there, in the order sent, and hashing never takes more than one extra core. A large direct body
+ * asks it for MD5 alone and hashes SHA-256 on the main thread as its chunks pass (written-digest.ts):
+ * MD5 (1.5 s per GiB) is then the whole chain the end of the upload can wait on. Multipart parts
+ * arrive out of order, so both digests stay here for them (a main-thread SHA-256 read back from the
+ * page cache cost more CPU than it saved: docs/performance.md).
  *
  * If the thread dies (it should not: it only reads and hashes), every pending request rejects and
  * the next request starts a new thread; callers treat a rejection as "no digest" and read the
@@ -14,7 +18,7 @@
  * 10 MB of resident memory, which an idle node need not keep.
  */
 import { Worker } from 'node:worker_threads';
-import type { BlobDigests } from './digest.js';
+import type { BlobDigests, DigestAlgorithms } from './digest.js';
 import type { DigestReply, DigestRequest } from './digest-worker.js';
 
 const IDLE_MS = 30_000;
@@ -42,37 +46,64 @@ class DigestThread {
    * new one (it would hash only the ranges sent after: a wrong MD5), so its later calls reject.
    */
   private readonly livesIn = new Map<number, Worker>();
+  /** What each digest computes (newDigest); forgotten with the digest. */
+  private readonly algorithmsOf = new Map<number, DigestAlgorithms>();
   private nextId = 1;
   private nextDigest = 1;
   private idleTimer: NodeJS.Timeout | null = null;
 
-  /** A fresh name for one digest's state in the thread. */
-  newDigest(): number {
-    return this.nextDigest++;
+  /**
+   * A fresh name for one digest's state in the thread: both digests, or MD5 alone when the caller
+   * computes SHA-256 on the main thread (then `finishMd5`).
+   */
+  newDigest(algorithms: DigestAlgorithms = 'md5+sha256'): number {
+    const digest = this.nextDigest++;
+    this.algorithmsOf.set(digest, algorithms);
+    return digest;
   }
 
   /** Adds `length` bytes of `file` from `start` to `digest` (after the ranges sent before). */
   async hash(digest: number, file: string, start: number, length: number): Promise<void> {
-    await this.call(digest, (id) => ({ op: 'hash', id, digest, file, start, length }));
+    const algorithms = this.algorithms(digest);
+    await this.call(digest, (id) => ({ op: 'hash', id, digest, algorithms, file, start, length }));
   }
 
-  /** The digests of everything added to `digest`; the thread forgets it. */
+  /** The digests of everything added to a digest of both; the thread forgets it. */
   async finish(digest: number): Promise<BlobDigests> {
-    const reply = await this.call(digest, (id) => ({ op: 'finish', id, digest })).catch((err: unknown) => {
-      this.forget(digest);
-      throw err;
-    });
-    this.livesIn.delete(digest);
-    this.stopWhenIdle();
+    const reply = await this.finishReply(digest);
     if (reply.md5 === undefined || reply.sha256 === undefined) throw new Error('digest thread answered without digests');
     return { md5: reply.md5, sha256: reply.sha256 };
+  }
+
+  /** The MD5 of everything added to an MD5-only digest; the thread forgets it. */
+  async finishMd5(digest: number): Promise<string> {
+    const reply = await this.finishReply(digest);
+    if (reply.md5 === undefined) throw new Error('digest thread answered without an MD5');
+    return reply.md5;
   }
 
   /** Drops `digest` without reading it (an upload completed elsewhere, expired or spoiled). */
   forget(digest: number): void {
     this.livesIn.delete(digest);
+    this.algorithmsOf.delete(digest);
     this.worker?.postMessage({ op: 'forget', digest } satisfies DigestRequest);
     this.stopWhenIdle();
+  }
+
+  private async finishReply(digest: number): Promise<DigestReply & { ok: true }> {
+    const algorithms = this.algorithms(digest);
+    const reply = await this.call(digest, (id) => ({ op: 'finish', id, digest, algorithms })).catch((err: unknown) => {
+      this.forget(digest);
+      throw err;
+    });
+    this.livesIn.delete(digest);
+    this.algorithmsOf.delete(digest);
+    this.stopWhenIdle();
+    return reply;
+  }
+
+  private algorithms(digest: number): DigestAlgorithms {
+    return this.algorithmsOf.get(digest) ?? 'md5+sha256';
   }
 
   private call(digest: number, request: (id: number) => DigestRequest): Promise<DigestReply & { ok: true }> {
