@@ -22,6 +22,10 @@
  * undo harmlessly (a claim: its job is claimable again, as after any crash) can ask to be
  * answered at the commit (`unsynced`); every other write still resolves only once durable.
  *
+ * On PostgreSQL a batch of nothing but single statements and such merged writes (a claim and the
+ * outcomes around it) runs without BEGIN/COMMIT, as statements that each commit on their own
+ * (autocommitSegments).
+ *
  * Each write still resolves only after its transaction committed. If one write of a batch fails,
  * the batch's transaction rolls back and every write of it is run again alone, so only the
  * failing one fails (writes must therefore be safe to run twice until committed, as plain
@@ -159,30 +163,41 @@ export class GroupCommit {
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0, this.maxBatch);
-        const lone = batch.length === 1 ? batch[0]!.statement : null;
-        if (lone) {
-          await this.commit(lone, false).then((r) => this.answer([batch[0]!], [r]), batch[0]!.reject);
-          continue;
-        }
-        const combine = this.store.dialect === 'postgres';
-        try {
-          // Only merged writes, all combinable: one statement, atomic without BEGIN and COMMIT.
-          const single = combine && batch.every(combinable);
-          const run = (db: Kysely<Database>) => runBatch(db, batch, combine);
-          const results = await this.commit(run, !single);
-          this.answer(batch, results);
-        } catch {
-          for (const p of batch) {
-            try {
-              this.answer([p], [await this.commit((trx) => p.write(trx as Transaction<Database>), true)]);
-            } catch (err) {
-              p.reject(err);
-            }
-          }
-        }
+        // PostgreSQL: a batch of single statements and combinable writes needs no transaction
+        // (see autocommitSegments); each segment commits on its own, in the batch's order.
+        const segments = this.store.dialect === 'postgres' ? autocommitSegments(batch) : null;
+        for (const segment of segments ?? [batch]) await this.runSegment(segment);
       }
     } finally {
       this.flushing = false;
+    }
+  }
+
+  /**
+   * Runs writes together and answers them: a lone single statement as it is; on PostgreSQL writes
+   * that are all combinable as one statement without BEGIN/COMMIT; anything else in a transaction.
+   * When that fails, each write runs again alone, so only the failing one fails.
+   */
+  private async runSegment(batch: readonly Pending[]): Promise<void> {
+    const lone = batch.length === 1 ? batch[0]!.statement : null;
+    if (lone) {
+      await this.commit(lone, false).then((r) => this.answer([batch[0]!], [r]), batch[0]!.reject);
+      return;
+    }
+    const combine = this.store.dialect === 'postgres';
+    try {
+      // Only merged writes, all combinable: one statement, atomic without BEGIN and COMMIT.
+      const single = combine && batch.every(combinable);
+      const run = (db: Kysely<Database>) => runBatch(db, batch, combine);
+      this.answer(batch, await this.commit(run, !single));
+    } catch {
+      for (const p of batch) {
+        try {
+          this.answer([p], [await this.commit((trx) => p.write(trx as Transaction<Database>), true)]);
+        } catch (err) {
+          p.reject(err);
+        }
+      }
     }
   }
 
@@ -211,6 +226,27 @@ export class GroupCommit {
 /** Whether a write can run inside a combined statement: merged, and everything before it too, each with a part. */
 function combinable(p: Pending): boolean {
   return p.merge !== null && p.merge.statement.part !== undefined && p.merge.before.every((w) => typeof w !== 'function' && w.statement.part !== undefined);
+}
+
+/**
+ * PostgreSQL: a batch made only of single statements (claims) and combinable merged writes
+ * (outcomes) as segments that each commit on their own: each run of combinable writes one
+ * statement, each single statement alone, in the batch's order (merged writes ran before the next
+ * plain write anyway, so a claim still sees the outcomes queued before it). Null when the batch
+ * has another kind of write: it needs its transaction. In a burst of webhook deliveries a batch
+ * was mostly a claim and outcomes: BEGIN, claim, outcomes, COMMIT, four round trips where two
+ * do, and the claim was answered only after the outcomes' commit. Nothing in such a batch depends
+ * on being atomic with the rest: each write's own statements stay in one statement.
+ */
+function autocommitSegments(batch: readonly Pending[]): Pending[][] | null {
+  if (batch.length === 1 || !batch.every((p) => combinable(p) || (p.merge === null && p.statement !== null))) return null;
+  const segments: Pending[][] = [];
+  for (const p of batch) {
+    const last = segments.at(-1);
+    if (p.merge && last?.[0]?.merge) last.push(p);
+    else segments.push([p]);
+  }
+  return segments;
 }
 
 /**

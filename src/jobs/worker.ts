@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { JobKind, JobPayloads } from './kinds.js';
 import { mergedWrite, type MergedStatement } from '../db/group-commit.js';
-import { backoffMs, type ClaimedJob, type JobQueue, type OutcomeWrite } from './queue.js';
+import { backoffMs, type ClaimedJob, type ClaimOptions, type ClaimRead, type JobQueue, type OutcomeWrite } from './queue.js';
 import { localEnqueues } from './wake.js';
 
 /** Handed to a run: its writes that are committed with the job's outcome, whichever it is. */
@@ -45,6 +45,11 @@ export interface JobHandler<K extends JobKind = JobKind> {
    * all nodes. Claims skip saturated keys and take the others in turns.
    */
   perKeyLimit?: number;
+  /**
+   * A row the run reads first, read by the claim instead (PostgreSQL, with a per-key limit): handed
+   * to the run as `job.readRow`. Only for kinds with slots of their own (`concurrency`).
+   */
+  claimRead?: ClaimRead;
 }
 
 /** The typed table a feature returns: each kind with the handler of its payload type. */
@@ -82,6 +87,7 @@ interface ClaimGroup {
   kinds: JobKind[];
   leaseMs: number;
   perKeyLimit: number | undefined;
+  read: ClaimRead | undefined;
 }
 
 export class Worker {
@@ -181,7 +187,7 @@ export class Worker {
       const leaseMs = h.leaseMs ?? DEFAULT_LEASE_MS;
       const own = h.concurrency !== undefined;
       const key = own ? `kind:${kind}` : `shared:${leaseMs}:${h.perKeyLimit ?? ''}`;
-      const group = byKey.get(key) ?? { lane: own ? { slots: h.concurrency ?? 0, running: 0 } : this.shared, kinds: [], leaseMs, perKeyLimit: h.perKeyLimit };
+      const group = byKey.get(key) ?? { lane: own ? { slots: h.concurrency ?? 0, running: 0 } : this.shared, kinds: [], leaseMs, perKeyLimit: h.perKeyLimit, read: own ? h.claimRead : undefined };
       group.kinds.push(kind);
       byKey.set(key, group);
     }
@@ -199,7 +205,7 @@ export class Worker {
       this.dirty.delete(group);
       let jobs: ClaimedJob[];
       try {
-        jobs = await this.queue.claim(this.id, { kinds: group.kinds, limit: free, leaseMs: group.leaseMs, ...(group.perKeyLimit !== undefined ? { perKeyLimit: group.perKeyLimit } : {}) });
+        jobs = await this.queue.claim(this.id, claimOptions(group, free));
       } catch (err) {
         this.log.error({ err }, 'job claim failed');
         return;
@@ -263,4 +269,15 @@ export class Worker {
       release();
     }
   }
+}
+
+/** A claim of up to `limit` jobs of the group's kinds. */
+function claimOptions(group: ClaimGroup, limit: number): ClaimOptions {
+  return {
+    kinds: group.kinds,
+    limit,
+    leaseMs: group.leaseMs,
+    ...(group.perKeyLimit !== undefined ? { perKeyLimit: group.perKeyLimit } : {}),
+    ...(group.read ? { read: group.read } : {}),
+  };
 }

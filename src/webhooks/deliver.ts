@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import type { AppContext } from '../context.js';
 import { isAppError } from '../core/errors.js';
 import { nowUs } from '../core/time.js';
+import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { backoffMs } from '../jobs/queue.js';
 import { JobGiveUpError, JobRetryLaterError, type JobHandler } from '../jobs/worker.js';
 import { OutboundClient } from '../net/outbound.js';
@@ -69,11 +70,13 @@ export function deliveryHandler(ctx: AppContext, subscriptions: SubscriptionRead
     // byte reclaiming and the other jobs.
     concurrency: cfg.webhookConcurrency,
     perKeyLimit: cfg.webhookConcurrencyPerProject,
+    // PostgreSQL: the subscription comes with the claim (one round trip less per claim).
+    claimRead: { table: 'webhooks', idField: 'subscriptionId' satisfies keyof WebhookDeliveryPayload },
     async run(d, job, outcome): Promise<void> {
       // The attempt record is committed with the job's outcome (one commit per delivery, shared
       // by the deliveries finishing together, and one INSERT for the records of that commit).
       const record = (attempt: NewDelivery) => outcome.alongsideMerged(insertDeliveries, attempt);
-      const sub = await subscriptions.get(d.projectId, d.subscriptionId);
+      const sub = job.readRow !== undefined ? subscriptions.claimed(d.projectId, job.readRow) : await subscriptions.get(d.projectId, d.subscriptionId);
       // Unsubscribed or deactivated since the event: the user no longer wants it.
       if (!sub || !sub.isActive) return;
       const giveUpAtUs = d.eventUs + cfg.webhookRetryForMs * 1000;

@@ -200,6 +200,14 @@ function deliveryRow(d: NewDelivery): Insertable<WebhookDeliveriesTable> {
   };
 }
 
+/**
+ * A subscription from its row as JSON (PostgreSQL's to_jsonb, read by a delivery's claim): the
+ * same columns, with numbers as JSON numbers, which toSubscription converts either way.
+ */
+export function subscriptionFromJson(row: Readonly<Record<string, unknown>>): Subscription {
+  return toSubscription(row as unknown as Selectable<WebhooksTable>);
+}
+
 function toSubscription(r: Selectable<WebhooksTable>): Subscription {
   return {
     id: Number(r.id),

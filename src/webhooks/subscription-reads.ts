@@ -4,10 +4,12 @@
  * round trip each on PostgreSQL. Each job still reads what is stored when it starts (a
  * subscription may have been deactivated or removed since its event); the reads asked for in the
  * same turn of the event loop share one query, made once the current synchronous work (the worker
- * starting the claimed jobs) is done.
+ * starting the claimed jobs) is done. On PostgreSQL a delivery's claim reads its subscription
+ * itself (ClaimRead; `claimed`), so only fan-outs and SQLite's deliveries query here.
  */
 import { Coalesced } from './coalesced.js';
-import type { Subscription, WebhookRepo } from './repo.js';
+import type { ClaimReadRow } from '../jobs/queue.js';
+import { subscriptionFromJson, type Subscription, type WebhookRepo } from './repo.js';
 
 export class SubscriptionReads {
   private readonly byId: Coalesced<number, Subscription>;
@@ -24,9 +26,15 @@ export class SubscriptionReads {
 
   /** The project's subscription `id` as stored now, or null when it is gone. */
   async get(projectId: number, id: number): Promise<Subscription | null> {
-    const sub = await this.byId.get(id);
-    // Another project's id is as good as a missing one.
-    return sub && sub.projectId === projectId ? sub : null;
+    return ofProject(projectId, (await this.byId.get(id)) ?? null);
+  }
+
+  /**
+   * The same from the row a delivery's claim read with it (ClaimRead, PostgreSQL): stored as of
+   * the claim, which is when the delivery started. Null for a missing row, as `get`.
+   */
+  claimed(projectId: number, row: ClaimReadRow | null): Subscription | null {
+    return ofProject(projectId, row ? subscriptionFromJson(row) : null);
   }
 
   /** Active subscriptions of a project to one event, in id order: the fan-out targets. */
@@ -34,4 +42,9 @@ export class SubscriptionReads {
     const subs = (await this.ofProject.get(projectId)) ?? [];
     return subs.filter((s) => s.event === event).sort((a, b) => a.id - b.id);
   }
+}
+
+/** Another project's subscription is as good as a missing one. */
+function ofProject(projectId: number, sub: Subscription | null): Subscription | null {
+  return sub && sub.projectId === projectId ? sub : null;
 }

@@ -100,4 +100,33 @@ describe('GroupCommit merged statements', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await count('gc.merged-retry')).toBe(2);
   });
+
+  it('a batch of statements and combinable writes (PostgreSQL: each part commits on its own) fails only where a statement fails, and runs nothing twice', async () => {
+    const writes = new GroupCommit(db);
+    const calls: number[] = [];
+    // Combinable: a part of its own, an insert of new rows.
+    const insertPart = (d: typeof db.kysely, args: readonly number[]) => d.insertInto('jobs').values(args.map((n) => ({ kind: 'gc.segments', payload: String(n), run_at_us: 0, max_attempts: 1, created_us: 0 })));
+    const statement: MergedStatement<number, string> = Object.assign(
+      async (d: typeof db.kysely, args: readonly number[]) => {
+        calls.push(args.length);
+        await insertPart(d, args).execute();
+        return args.map((n) => `row ${n}`);
+      },
+      { part: (d: typeof db.kysely, args: readonly number[]) => ({ query: insertPart(d, args), returnsRows: false, fromRows: () => args.map((n) => `row ${n}`) }) },
+    );
+    const results = await Promise.allSettled([
+      writes.merged(statement, 1),
+      writes.merged(statement, 2),
+      writes.statement((d) => sql`INSERT INTO no_such_table VALUES (1)`.execute(d)),
+      writes.statement((d) => count('gc.segments', d)),
+      writes.merged(statement, 3),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    // The statement after the failing one sees the writes before it.
+    expect((results[3] as PromiseFulfilledResult<number>).value).toBe(2);
+    expect(await count('gc.segments')).toBe(3);
+    // PostgreSQL: the first two in one statement, never again (their commit was their own).
+    // SQLite: one transaction for the batch, rolled back, then each write alone.
+    expect(calls).toEqual(db.dialect === 'postgres' ? [2, 1] : [2, 1, 1, 1]);
+  });
 });
