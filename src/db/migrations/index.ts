@@ -24,6 +24,7 @@ import { jobClaimIndexes } from './0020_job_claim_indexes.js';
 import { fairClaimFunction } from './0021_fair_claim_function.js';
 import { searchTextDeferred } from './0022_search_text_deferred.js';
 import { uploadIndexes } from './0023_upload_indexes.js';
+import { fairClaimPlan } from './0024_fair_claim_plan.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -47,4 +48,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0021_fair_claim_function', fairClaimFunction],
   ['0022_search_text_deferred', searchTextDeferred],
   ['0023_upload_indexes', uploadIndexes],
+  ['0024_fair_claim_plan', fairClaimPlan],
 ];
