@@ -12,8 +12,6 @@ import { type Box, blurBoxes } from './region-blur.js';
 import { trimRaw } from './trim-step.js';
 import { fade } from './fade.js';
 
-export type { CreateSharp };
-
 /**
  * What an operation asks of the pixels; an unsharp mask is a blur with an amount. `blur-boxes`
  * and `trim` read the whole image too, so they take the same route as the maps; `fade` is an
