@@ -95,6 +95,13 @@ describe('geometry', () => {
     expect([padded.width, padded.height]).toEqual([30, 20]);
   });
 
+  test('trim of a single-colour image keeps it whole (libvips answers its size; no error to swallow)', async () => {
+    const flat = fx.file('flat.png', await sharp({ create: { width: 30, height: 20, channels: 3, background: fx.RED } }).png().toBuffer());
+    const r = await run(flat, '-/trim/-/format/png/');
+    expect([r.width, r.height]).toEqual([30, 20]);
+    expect(near(await pixel(r.body, 29, 19), [255, 0, 0, 255])).toBe(true);
+  });
+
   test('border_radius makes corners transparent and outputs png with alpha', async () => {
     const r = await run(await fx.solid(100, 100, fx.RED, 'jpeg'), '-/border_radius/50p/', ctx(), 'image/jpeg');
     expect(r.format).toBe('png');

@@ -9,12 +9,9 @@ import type { CreateSharp } from './gaussian.js';
 
 export async function trimRaw(create: CreateSharp, img: RawImage, threshold: number): Promise<RawImage> {
   const { width, height, channels } = img;
-  try {
-    const { data, info } = await create(img.data, { raw: { width, height, channels } })
-      .trim({ threshold }).raw().toBuffer({ resolveWithObject: true });
-    return { data, width: info.width, height: info.height, channels: info.channels === 4 ? 4 : 3 };
-  } catch {
-    // libvips refuses to trim a single-colour image: nothing to trim, keep it.
-    return img;
-  }
+  // A single-colour image comes back whole (libvips 8.18); any error is a real one and fails the
+  // render, rather than passing for "nothing to trim" (it once hid deadline and memory errors).
+  const { data, info } = await create(img.data, { raw: { width, height, channels } })
+    .trim({ threshold }).raw().toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height, channels: info.channels === 4 ? 4 : 3 };
 }
