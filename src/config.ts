@@ -222,8 +222,12 @@ export const DEFAULTS = {
   webhookRetryMaxMs: 3600_000,
   webhookRetryForMs: 72 * 3600_000,
   webhookDeliveryRetentionMs: 30 * 24 * 3600_000,
-  webhookConcurrency: 32,
-  webhookConcurrencyPerProject: 8,
+  // One project's burst runs at most its limit divided by one delivery's cycle (claim, POST,
+  // outcome: a few ms, mostly waiting on the store); with 8 that bound PostgreSQL below 1,000/s,
+  // and bigger claims and outcome batches cost less CPU per delivery. The node's lane stays four
+  // projects wide, so projects with hanging receivers cannot take every slot.
+  webhookConcurrency: 64,
+  webhookConcurrencyPerProject: 16,
   webhookBreakerFailures: 5,
   webhookBreakerCooldownMs: 60_000,
   s3Region: 'us-east-1',

@@ -36,6 +36,13 @@ beforeAll(async () => {
     }
     if (p === '/slow-headers') return; // never answers
     if (p === '/slow-body') return void res.writeHead(200).write('partial'); // stalls after a chunk
+    if (p === '/drip') {
+      // A byte every 50 ms for 5 s: never idle long, but past a short total deadline.
+      res.writeHead(200);
+      const t = setInterval(() => res.write('d'), 50);
+      setTimeout(() => (clearInterval(t), res.end()), 5000);
+      return void res.on('close', () => clearInterval(t));
+    }
     const status = /^\/status\/(\d+)$/.exec(p);
     if (status) return void res.writeHead(Number(status[1])).end('nope');
     res.writeHead(404).end();
@@ -250,6 +257,12 @@ describe('timeouts and failures', () => {
     const res = await client({ timeoutMs: 300 }).request(`${base}/slow-body`);
     expect(res.status).toBe(200);
     await expect(code(drain(res.body))).resolves.toBe('DownloadFileTimeLimitExceededError');
+  });
+  it('a body that keeps dripping past the total deadline -> DownloadFileTimeLimitExceededError while reading', async () => {
+    // Only the deadline (not undici's idle timeouts, 10 s here) can end this one.
+    const res = await client({ timeoutMs: 400, idleTimeoutMs: 10_000 }).request(`${base}/drip`);
+    expect(res.status).toBe(200);
+    await expect(code(res.text(10_000))).resolves.toBe('DownloadFileTimeLimitExceededError');
   });
   it('connection refused -> DownloadFileHTTPNetworkError', async () => {
     const closed = http.createServer();

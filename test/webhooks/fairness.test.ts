@@ -10,7 +10,9 @@ import { restClient, uploadBase } from '../helpers/rest.js';
 import { eventually, sleep, startReceiver, type Receiver } from './receiver.js';
 
 const form = (fields: Record<string, string>) => ({ body: new URLSearchParams(fields).toString(), contentType: 'application/x-www-form-urlencoded' });
-const PER_PROJECT = 8; // the default of STOWAGE_WEBHOOK_CONCURRENCY_PER_PROJECT
+// The default of STOWAGE_WEBHOOK_CONCURRENCY_PER_PROJECT (8 before 25 Nov 2026: a project's burst was
+// bound by the cycle of its 8 slots); the node's lane (STOWAGE_WEBHOOK_CONCURRENCY, 64) still fits 4 such projects.
+const PER_PROJECT = 16;
 
 interface DeliveryRec {
   status: number | null;
