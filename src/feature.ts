@@ -66,6 +66,11 @@ export interface RestQuickRead {
   match(path: string): string | null;
   /** The JSON body the route would send with 200, or null when only the route can tell. */
   answer(key: string, projectId: number, version: RestVersion): Buffer | null;
+  /**
+   * On a store where `answer` can have nothing in memory (PostgreSQL: no change stamp, so no
+   * record cache): the same answer read from the store, or null when only the route can tell.
+   */
+  load?(key: string, projectId: number, version: RestVersion): Promise<Buffer | null>;
 }
 
 /*

@@ -2,7 +2,8 @@
  * `GET /files/{uuid}/` answered before routing (feature.ts `RestQuickRead`) when the file's record is
  * in this node's cache at the current change stamp (record-cache.ts): the bytes are the ones the
  * route would send for the same record and API version, so nothing on the wire differs. A URL with
- * a query string, a record not cached or cached at an older stamp: the route answers.
+ * a query string: the route answers. A record not cached, cached at an older stamp or on a store
+ * without a cache (PostgreSQL) is read here (`load`), as the route would read it.
  *
  * Why: on a cache hit the route itself costs more than the answer (Fastify's routing, hooks and
  * reply, the zod checks of the path and query, two promises), most of the gap to a bare Fastify
@@ -32,6 +33,11 @@ export function fileInfoQuickRead(files: FileService, infoAnswer: InfoAnswer): R
     answer(uuid, projectId, version) {
       const file = files.cached(projectId, uuid);
       return file === undefined ? null : infoAnswer(version, file, plainExtras[version]);
+    },
+    // The route's own read (through the cache where the store has one); a missing file throws its
+    // 404, which the route then answers.
+    async load(uuid, projectId, version) {
+      return infoAnswer(version, await files.get(projectId, uuid), plainExtras[version]);
     },
   };
 }

@@ -37,41 +37,68 @@ export function attachQuickReads(server: http.Server, checks: QuickReadChecks): 
   if (checks.reads.length === 0) return;
   const routed = takeRequestListeners(server);
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (answered(req, res, checks)) return;
-    routed(req, res);
+    const found = quickRead(req, checks);
+    if (found === null) return routed(req, res);
+    const { read, key, projectId, version } = found;
+    let body: Buffer | null;
+    try {
+      body = read.answer(key, projectId, version);
+    } catch {
+      return routed(req, res);
+    }
+    if (body !== null) return answerOrRoute(body, found, req, res, checks, routed);
+    if (read.load === undefined) return routed(req, res);
+    // Not in memory (a cache miss, or PostgreSQL's store without a cache): read it here all the
+    // same, which still spares the route's hooks, checks and reply; any throw goes to the route.
+    read.load(key, projectId, version).then(
+      (loaded) => (loaded === null ? routed(req, res) : answerOrRoute(loaded, found, req, res, checks, routed)),
+      () => routed(req, res),
+    );
   });
 }
 
-function answered(req: http.IncomingMessage, res: http.ServerResponse, checks: QuickReadChecks): boolean {
+interface Found {
+  read: RestQuickRead;
+  key: string;
+  projectId: number;
+  version: RestVersion;
+}
+
+/** The read this request is for, its version and its project, checked in the full path's order; null for the route. */
+function quickRead(req: http.IncomingMessage, checks: QuickReadChecks): Found | null {
   const { headers } = req;
   const url = req.url ?? '';
   // Only what the reads serve: a GET with credentials and no body (the signature covers its MD5).
-  if (req.method !== 'GET' || headers.authorization === undefined || hasBody(headers) || url.includes('?') || checks.closing()) return false;
+  if (req.method !== 'GET' || headers.authorization === undefined || hasBody(headers) || url.includes('?') || checks.closing()) return null;
   for (const read of checks.reads) {
     const key = read.match(url);
     if (key === null) continue;
-    const body = answerOf(read, key, req, checks);
-    if (body === null) return false;
-    checks.answering(res, read.route);
-    // The headers Fastify's reply sends for the route's answer (sendJsonBytes), in its order.
-    res.writeHead(200, { 'access-control-allow-origin': '*', 'content-type': 'application/json', 'content-length': String(body.length) });
-    res.end(body);
-    return true;
+    try {
+      const version = checks.version(headers.accept);
+      const projectId = checks.project(req);
+      return projectId === null ? null : { read, key, projectId, version };
+    } catch {
+      return null;
+    }
   }
-  return false;
+  return null;
 }
 
-/** The answer, checked in the full path's order: version, credentials, then (the answer known) throttle. */
-function answerOf(read: RestQuickRead, key: string, req: http.IncomingMessage, checks: QuickReadChecks): Buffer | null {
+/** Admitted last: only a request answered here spends the throttle budget (a refusal spends none). */
+function answerOrRoute(body: Buffer, found: Found, req: http.IncomingMessage, res: http.ServerResponse, checks: QuickReadChecks, routed: http.RequestListener): void {
+  if (!admits(found.projectId, checks)) return void routed(req, res);
+  checks.answering(res, found.read.route);
+  // The headers Fastify's reply sends for the route's answer (sendJsonBytes), in its order.
+  res.writeHead(200, { 'access-control-allow-origin': '*', 'content-type': 'application/json', 'content-length': String(body.length) });
+  res.end(body);
+}
+
+function admits(projectId: number, checks: QuickReadChecks): boolean {
   try {
-    const version = checks.version(req.headers.accept);
-    const projectId = checks.project(req);
-    if (projectId === null) return null;
-    const body = read.answer(key, projectId, version);
-    // Admitted last: only a request answered here spends the budget (a refusal spends none).
-    return body !== null && checks.admit(projectId) ? body : null;
+    // Checked again after a load: the server may have started closing meanwhile (Fastify answers 503).
+    return !checks.closing() && checks.admit(projectId);
   } catch {
-    return null;
+    return false;
   }
 }
 
