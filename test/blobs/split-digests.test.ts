@@ -48,7 +48,7 @@ describe('split digests', () => {
 
   it('a body written to the store gets node\'s MD5 and SHA-256 below, at and above the 4 MiB switch', async () => {
     const store = new FsBlobStore(path.join(dir, 'store'));
-    for (const [i, size] of [4 * MiB - 1, 4 * MiB, 4 * MiB + 1, 24 * MiB + 12_345].entries()) {
+    for (const [i, size] of [4 * MiB - 1, 4 * MiB, 4 * MiB + 1, 8 * MiB + 1, 12 * MiB, 24 * MiB + 12_345].entries()) {
       const data = crypto.randomBytes(size);
       const put = await store.put(`files/body-${i}`, chunked(data), { maxBytes: 64 * MiB, onTooLarge: () => new Error('too large'), fresh: true });
       expect({ size: put.size, md5: put.md5, sha256: put.sha256 }).toEqual({ size, md5: md5(data), sha256: sha256(data) });
