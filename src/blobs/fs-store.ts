@@ -39,6 +39,10 @@ export class FsBlobStore implements BlobStore {
     const final = this.localPath(key);
     const head = opts.keepHead ? new HeadBytes(opts.keepHead) : null;
     const fd = opts.fresh ? await createNew(final) : null;
+    // A fresh file's directory entry exists from its open on: its directory is synced while the
+    // body streams in (awaited below, before `put` answers), not after the file's own sync.
+    const dirSynced = fd !== null ? syncDir(path.dirname(final)) : null;
+    dirSynced?.catch(() => undefined); // awaited below; until then a failure is not unhandled
     // A fresh key is written in place; any other beside it, then renamed over it.
     const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
     // Batched writes, and a large body's digests in the digest thread (written-digest.ts).
@@ -61,12 +65,13 @@ export class FsBlobStore implements BlobStore {
       digests = await digest.digest(writer.size);
     } catch (err) {
       digest.abandon();
+      await dirSynced?.catch(() => undefined);
       await fsp.rm(file, { force: true });
       throw err;
     }
     if (fd === null) await this.renameIntoPlace(file, final);
     // The directory entry must be on disk too before anyone is told the bytes are durable.
-    await syncDir(path.dirname(final));
+    await (dirSynced ?? syncDir(path.dirname(final)));
     return { size: writer.size, ...digests, ...(head ? { head: head.bytes() } : {}) };
   }
 
@@ -186,11 +191,12 @@ async function createNew(file: string): Promise<number | null> {
   }
 }
 
-async function syncDir(dir: string): Promise<void> {
-  const handle = await fsp.open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+/** open, fsync, close with plain callbacks: a FileHandle costs more promises and objects per upload. */
+function syncDir(dir: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.open(dir, 'r', (openErr, fd) => {
+      if (openErr) return reject(openErr);
+      fs.fsync(fd, (syncErr) => fs.close(fd, (closeErr) => (syncErr ?? closeErr ? reject(syncErr ?? closeErr) : resolve())));
+    });
+  });
 }

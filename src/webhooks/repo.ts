@@ -1,6 +1,7 @@
 /** Queries of the webhooks tables: subscriptions and delivery-attempt records. */
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { MergedStatement } from '../db/group-commit.js';
+import { reusableQuery, type QueryArg } from '../db/reusable-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables/webhooks.js';
@@ -42,6 +43,31 @@ export interface DeliveryRecord {
 
 export type NewDelivery = Omit<DeliveryRecord, 'id'> & { projectId: number };
 
+/** `active` is an argument, not a literal 1: a reusable query must bind only its arguments (db/reusable-query.ts). */
+function activeEventsBuilt(db: DbOrTrx, projectId: QueryArg, active: QueryArg, ...events: QueryArg[]) {
+  return db
+    .selectFrom('webhooks')
+    .select('event')
+    .distinct()
+    .where('project_id', '=', projectId as number)
+    .where('event', 'in', events as string[])
+    .where('is_active', '=', active as number);
+}
+
+/**
+ * activeEvents' statement, compiled once per number of events asked (every upload asks one or two):
+ * building it with Kysely on each upload was the largest query build left on an upload's path.
+ */
+const activeEventsQueries = new Map<number, ReturnType<typeof reusableQuery<[QueryArg, QueryArg, ...QueryArg[]], { event: string }>>>();
+const MAX_PREBUILT_EVENTS = 4;
+
+function activeEventsQuery(count: number) {
+  if (count > MAX_PREBUILT_EVENTS) return null;
+  let query = activeEventsQueries.get(count);
+  if (!query) activeEventsQueries.set(count, (query = reusableQuery(activeEventsBuilt)));
+  return query;
+}
+
 export class WebhookRepo {
   private readonly db: Kysely<Database>;
 
@@ -65,14 +91,8 @@ export class WebhookRepo {
    */
   async activeEvents<E extends string>(db: DbOrTrx, projectId: number, events: readonly E[]): Promise<Set<E>> {
     if (events.length === 0) return new Set();
-    const rows = await db
-      .selectFrom('webhooks')
-      .select('event')
-      .distinct()
-      .where('project_id', '=', projectId)
-      .where('event', 'in', events)
-      .where('is_active', '=', 1)
-      .execute();
+    const query = activeEventsQuery(events.length);
+    const { rows } = query ? await query(db, projectId, 1, ...events) : { rows: await activeEventsBuilt(db, projectId, 1, ...events).execute() };
     // The query matched only `events`: each row's event is one of them.
     return new Set(rows.map((r) => r.event as E));
   }

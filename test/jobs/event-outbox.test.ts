@@ -82,4 +82,32 @@ describe('FileEventOutbox', () => {
     const events = (await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'event.file').where('payload', 'like', '%pair-1%').execute()).map((r) => (JSON.parse(r.payload) as { event: string }).event);
     expect(events).toEqual(['file.stored']);
   });
+
+  it('activeEvents answers the asked events with an active subscription of that project, for every list length', async () => {
+    const projects = new ProjectRepo(db);
+    const { id: mine } = await projects.insert({ name: 'active-mine', pubKey: 'activeminepub', autostore: true, signedUploads: false, createdUs: 1 }, 'activeminesecret-0123456789');
+    const { id: other } = await projects.insert({ name: 'active-other', pubKey: 'activeotherpub', autostore: true, signedUploads: false, createdUs: 1 }, 'activeothersecret-0123456789');
+    const repo = new WebhookRepo(db);
+    const sub = (projectId: number, event: string, isActive: boolean, port = 9) =>
+      repo.insert({ projectId, event, targetUrl: `http://127.0.0.1:${port}/`, isActive, signingSecret: null, version: '0.7', createdUs: 1, updatedUs: 1 });
+    await sub(mine, 'file.stored', true);
+    await sub(mine, 'file.deleted', true);
+    await sub(mine, 'file.deleted', true, 10);
+    await sub(mine, 'file.uploaded', false);
+    await sub(other, 'file.uploaded', true);
+    await sub(other, 'file.infected', true);
+    const all: FileEventName[] = ['file.uploaded', 'file.stored', 'file.deleted', 'file.infected', 'file.info_updated'];
+    // Each length twice: its first run builds the statement, the second reuses it (lengths past the prebuilt ones are built each time).
+    for (let n = 1; n <= all.length; n++) {
+      for (const events of [all.slice(0, n), all.slice(all.length - n)]) {
+        for (let run = 0; run < 2; run++) {
+          const expected = events.filter((e) => e === 'file.stored' || e === 'file.deleted');
+          expect([...(await repo.activeEvents(db.kysely, mine, events))].sort()).toEqual([...expected].sort());
+          const expectedOther = events.filter((e) => e === 'file.uploaded' || e === 'file.infected');
+          expect([...(await repo.activeEvents(db.kysely, other, events))].sort()).toEqual([...expectedOther].sort());
+        }
+      }
+    }
+    expect(await repo.activeEvents(db.kysely, mine, [])).toEqual(new Set());
+  });
 });
