@@ -12,140 +12,21 @@
  * with a per-key limit never has more than that many jobs of one key running across all nodes,
  * and one claim takes the keys in turns, so one key's backlog cannot take every slot.
  */
-import { PostgresAdapter, sql, type Kysely, type RawBuilder, type Selectable, type Transaction, type Updateable } from 'kysely';
+import type { Kysely, Updateable } from 'kysely';
 import type { Db, DbOrTrx, Dialect } from '../db/connect.js';
-import { GroupCommit, runWrite, type BeforeWrite, type MergedStatement } from '../db/group-commit.js';
+import { GroupCommit, runWrite } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
 import { nowUs } from '../core/time.js';
 import type { JobKind, JobPayloads } from './kinds.js';
-import { JOBS_CHANNEL, localEnqueues } from './wake.js';
+import { claimFairPostgres, claimPostgres } from './queue/claim-postgres.js';
+import { claimFairSqlite, claimSqlite } from './queue/claim-sqlite.js';
+import { enqueue } from './queue/enqueue.js';
+import { completeClaims, fencedUpdate } from './queue/outcome.js';
+import type { ClaimedJob, ClaimedRow, ClaimOptions, ClaimRead, EnqueueOptions, OutcomeWrite } from './queue/types.js';
 
-export interface EnqueueOptions<K extends JobKind = JobKind> {
-  kind: K;
-  payload: JobPayloads[K];
-  /** Earliest run time; default now. */
-  runAtUs?: number;
-  maxAttempts?: number;
-  /** At most one job with this key is ever enqueued; a second enqueue is silently dropped. */
-  uniqueKey?: string;
-  /** Jobs sharing a fair key share its per-key concurrency limit (see JobHandler.perKeyLimit). */
-  fairKey?: string;
-}
-
-export interface ClaimedJob<K extends JobKind = JobKind> {
-  id: number;
-  kind: K;
-  payload: JobPayloads[K];
-  /** 1 for the first run. */
-  attempt: number;
-  maxAttempts: number;
-  /** The worker holding the lease (part of the fencing token with `attempt`). */
-  lockedBy: string;
-  /** When the job row was written (the time of the change that caused it). */
-  createdUs: number;
-  /**
-   * The row ClaimOptions.read named, as stored at the claim (null when there is none); absent
-   * when the claim read none (SQLite, a claim without `read`).
-   */
-  readRow?: ClaimReadRow | null;
-}
-
-/**
- * A row of another table that a job's run reads first (a webhook delivery's subscription), read by
- * the claim's own statement on PostgreSQL: the row of `table` whose `id` is the payload's field
- * `idField`. The run then skips that round trip, on the path of every job; it still sees the row
- * as stored when it started (its claim). SQLite claims without it: the run reads as before.
- */
-export interface ClaimRead {
-  table: keyof Database;
-  idField: string;
-}
-
-/** A ClaimRead's row, as PostgreSQL's to_jsonb gives it: column name to JSON value. */
-export type ClaimReadRow = Readonly<Record<string, unknown>>;
-
-export interface ClaimOptions {
-  kinds: readonly JobKind[];
-  limit: number;
-  leaseMs: number;
-  /** Most running jobs per fair key, counted over every node; absent = no per-key limit. */
-  perKeyLimit?: number;
-  /** A row read with each claimed job (PostgreSQL's fair claims; see ClaimRead). */
-  read?: ClaimRead;
-}
-
-export const DEFAULT_MAX_ATTEMPTS = 10;
-
-/**
- * A write that belongs with a job's outcome (a delivery's attempt record, a fan-out's new jobs):
- * committed in the same transaction as the completion or failure, so a job costs one commit, not
- * one for its own writes and another for its outcome. Run even when the claim was lost (what the
- * run did still happened), and possibly twice until committed (see db/group-commit.ts): inserts
- * and writes guarded by a unique key qualify.
- */
-export type OutcomeWrite = ((trx: Transaction<Database>) => Promise<void>) | BeforeWrite;
-
-/**
- * Writes a job. Due jobs wake the workers: at once in this process (see jobs/wake.ts for why that
- * is after the commit on SQLite), and through NOTIFY — delivered at commit — on PostgreSQL.
- */
-export async function enqueue<K extends JobKind>(db: DbOrTrx, opts: EnqueueOptions<K>): Promise<void> {
-  await enqueueMany(db, [opts]);
-}
-
-/**
- * Writes several jobs in one INSERT (a fan-out's deliveries: one round trip instead of one each),
- * then wakes the workers for each kind due now, as `enqueue`.
- */
-export async function enqueueMany<K extends JobKind>(db: DbOrTrx, jobs: readonly EnqueueOptions<K>[]): Promise<void> {
-  if (jobs.length === 0) return;
-  const now = nowUs();
-  const rows = jobs.map((opts) => ({
-    kind: opts.kind,
-    payload: JSON.stringify(opts.payload ?? null),
-    run_at_us: opts.runAtUs ?? now,
-    max_attempts: opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    unique_key: opts.uniqueKey ?? null,
-    fair_key: opts.fairKey ?? null,
-    created_us: now,
-  }));
-  let q = db.insertInto('jobs').values(rows);
-  // A repeat of a unique key (a fan-out run again) is dropped, the rest of the rows still written.
-  if (rows.some((r) => r.unique_key !== null)) q = q.onConflict((oc) => oc.column('unique_key').doNothing());
-  await q.execute();
-  const due = new Set(rows.filter((r) => r.run_at_us <= now).map((r) => r.kind));
-  for (const kind of due) await wake(db, kind);
-}
-
-/**
- * enqueueMany as a merged statement (JobOutcome.alongsideMerged): the jobs that the outcomes of
- * one group commit write (the fan-outs' deliveries) are one INSERT, not one per outcome.
- */
-export const enqueueMerged: MergedStatement<readonly EnqueueOptions[], void> = async (db, lists) => {
-  await enqueueMany(db, lists.flat());
-  return lists.map(() => undefined);
-};
-
-/**
- * Transactions that already sent a NOTIFY for a kind. PostgreSQL folds the identical
- * notifications of a transaction into one anyway, but each pg_notify is a round trip: a batch
- * store of 100 files sent 100, and a group commit of fan-outs one per delivery job.
- */
-const notifiedIn = new WeakMap<DbOrTrx, Set<string>>();
-
-async function wake(db: DbOrTrx, kind: string): Promise<void> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  if (postgres) {
-    const sent = db.isTransaction ? (notifiedIn.get(db) ?? new Set<string>()) : null;
-    if (!sent?.has(kind)) await sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema() || ' ' || ${kind}::text)`.execute(db);
-    if (sent) notifiedIn.set(db, sent.add(kind));
-  }
-  if (!postgres || !db.isTransaction) localEnqueues.emit(kind);
-}
-
-type JobRow = Selectable<Database['jobs']>;
-/** A claimed job's row, with the ClaimRead's row when the claim read one. */
-type ClaimedRow = JobRow & { read_row?: ClaimReadRow | null };
+// The queue's public face: its parts are in queue/ (types, enqueue, each store's claims, outcomes).
+export { enqueue, enqueueMany, enqueueMerged } from './queue/enqueue.js';
+export { DEFAULT_MAX_ATTEMPTS, type ClaimedJob, type ClaimOptions, type ClaimRead, type ClaimReadRow, type EnqueueOptions, type OutcomeWrite } from './queue/types.js';
 
 export class JobQueue {
   private readonly db: Kysely<Database>;
@@ -183,8 +64,8 @@ export class JobQueue {
       const now = nowUs();
       const lease = now + leaseMs * 1000;
       if (opts.perKeyLimit !== undefined) return this.claimFair(db, workerId, kinds, limit, opts.perKeyLimit, now, lease, opts.read);
-      if (this.dialect === 'postgres') return this.claimPostgres(db, workerId, kinds, limit, now, lease);
-      return this.claimSqlite(db, workerId, kinds, limit, now, lease);
+      if (this.dialect === 'postgres') return claimPostgres(db, workerId, kinds, limit, now, lease);
+      return claimSqlite(db, workerId, kinds, limit, now, lease);
     }, { unsynced: true });
     return rows.map(toClaimed);
   }
@@ -200,100 +81,7 @@ export class JobQueue {
    */
   private async claimFair(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number, read: ClaimRead | undefined): Promise<ClaimedRow[]> {
     if (this.dialect === 'postgres') return claimFairPostgres(db, workerId, kinds, limit, perKey, now, lease, read);
-    const kindList = sql.join(kinds.map((k) => sql`${k}`));
-    const due = sql`x.state = 'pending' AND x.kind IN (${kindList}) AND x.run_at_us <= ${now}
-        AND (x.lease_until_us IS NULL OR x.lease_until_us < ${now}) AND x.attempts < x.max_attempts`;
-    // Only a key's `perKey` oldest due jobs can get a slot, so only those are ranked (`head`: one
-    // index range per key, jobs_kind_state_key_due). Ranking every due job cost 8 ms a claim with
-    // 2,000 of one project due; this way it is about 1 ms. Jobs without a key rank among
-    // themselves, as before. Every step MATERIALIZED: evaluated once. SQLite has no LATERAL: a
-    // correlated IN runs once per key. (PostgreSQL, which planned that IN as a filter over every
-    // job, runs the same statement with a LATERAL join inside claim_fair_jobs.)
-    // The keys are walked by a loose index scan (`key_walk`: per kind, the next key above the
-    // last one, one probe of jobs_kind_state_key_due each), as claim_fair_jobs does: a DISTINCT
-    // read every pending job of the kinds, 0.5-0.8 ms of the claim with 2,000 of one project
-    // pending (4 µs walked).
-    const kindRows = sql.join(kinds.map((k) => sql`(${k})`));
-    const res = await sql<JobRow>`
-        WITH RECURSIVE running AS MATERIALIZED (
-          SELECT fair_key, COUNT(*) AS n FROM jobs
-          WHERE state = 'pending' AND kind IN (${kindList}) AND lease_until_us >= ${now}
-          GROUP BY fair_key
-        ),
-        key_walk(kind, fair_key) AS (
-          SELECT k.column1, (SELECT min(fair_key) FROM jobs WHERE kind = k.column1 AND state = 'pending' AND fair_key IS NOT NULL)
-          FROM (VALUES ${kindRows}) AS k
-          UNION ALL
-          SELECT w.kind, (SELECT min(fair_key) FROM jobs WHERE kind = w.kind AND state = 'pending' AND fair_key > w.fair_key)
-          FROM key_walk w WHERE w.fair_key IS NOT NULL
-        ),
-        fair_keys AS MATERIALIZED (
-          SELECT DISTINCT fair_key FROM key_walk WHERE fair_key IS NOT NULL
-        ),
-        head AS MATERIALIZED (
-          SELECT j.id, j.fair_key, j.run_at_us FROM fair_keys k JOIN jobs j ON j.id IN (
-            SELECT x.id FROM jobs x WHERE ${due} AND x.fair_key = k.fair_key ORDER BY x.run_at_us, x.id LIMIT ${perKey})
-          UNION ALL
-          SELECT * FROM (
-            SELECT x.id AS id, x.fair_key AS fair_key, x.run_at_us AS run_at_us FROM jobs x
-            WHERE ${due} AND x.fair_key IS NULL ORDER BY x.run_at_us, x.id LIMIT ${perKey}
-          ) AS keyless
-        ),
-        ranked AS MATERIALIZED (
-          SELECT h.id AS id, h.run_at_us AS run_at_us,
-            ROW_NUMBER() OVER (PARTITION BY h.fair_key ORDER BY h.run_at_us, h.id) + COALESCE(r.n, 0) AS slot
-          FROM head h LEFT JOIN running r ON r.fair_key = h.fair_key
-        )
-        UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = attempts + 1
-        WHERE id IN (SELECT id FROM ranked WHERE slot <= ${perKey} ORDER BY slot, run_at_us LIMIT ${limit})
-          AND state = 'pending' AND (lease_until_us IS NULL OR lease_until_us < ${now})
-        RETURNING *`.execute(db);
-    return res.rows;
-  }
-
-  /**
-   * The locking CTE is evaluated exactly once (MATERIALIZED), and SKIP LOCKED makes concurrent
-   * claimers take disjoint rows. A row another claimer updated and committed meanwhile is
-   * re-checked against the WHERE clause (READ COMMITTED re-evaluation), so a fresh lease is never
-   * taken over; the UPDATE repeats the conditions as a second guard.
-   */
-  private async claimPostgres(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
-    const kindList = sql.join(kinds.map((k) => sql`${k}`));
-    const res = await sql<JobRow>`
-      WITH due AS MATERIALIZED (
-        SELECT id FROM jobs
-        WHERE state = 'pending' AND kind IN (${kindList}) AND run_at_us <= ${now}
-          AND (lease_until_us IS NULL OR lease_until_us < ${now}) AND attempts < max_attempts
-        ORDER BY run_at_us
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED
-      )
-      UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = jobs.attempts + 1
-      FROM due
-      WHERE jobs.id = due.id AND jobs.state = 'pending' AND (jobs.lease_until_us IS NULL OR jobs.lease_until_us < ${now})
-      RETURNING jobs.*`.execute(db);
-    return res.rows;
-  }
-
-  /** SQLite: one writer at a time, so the UPDATE with its subquery is atomic. */
-  private async claimSqlite(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
-    const due = db
-      .selectFrom('jobs')
-      .select('id')
-      .where('state', '=', 'pending')
-      .where('kind', 'in', [...kinds])
-      .where('run_at_us', '<=', now)
-      .where((eb) => eb.or([eb('lease_until_us', 'is', null), eb('lease_until_us', '<', now)]))
-      .whereRef('attempts', '<', 'max_attempts')
-      .orderBy('run_at_us')
-      .limit(limit);
-    return db
-      .updateTable('jobs')
-      .set((eb) => ({ locked_by: workerId, lease_until_us: lease, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', due)
-      .where('state', '=', 'pending')
-      .returningAll()
-      .execute();
+    return claimFairSqlite(db, workerId, kinds, limit, perKey, now, lease);
   }
 
   /**
@@ -384,88 +172,6 @@ export class JobQueue {
   async prune(olderThanUs: number): Promise<void> {
     await this.db.deleteFrom('jobs').where('state', '=', 'done').where('created_us', '<', olderThanUs).execute();
   }
-}
-
-/** Updates the job only while it still carries this claim (see the fencing note at the top). */
-async function fencedUpdate(db: DbOrTrx, job: ClaimedJob, set: Updateable<Database['jobs']>): Promise<boolean> {
-  const r = await db
-    .updateTable('jobs')
-    .set(set)
-    .where('id', '=', job.id)
-    .where('state', '=', 'pending')
-    .where('locked_by', '=', job.lockedBy)
-    .where('attempts', '=', job.attempt)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
-}
-
-/**
- * PostgreSQL's fair claim: claim_fair_jobs (migration 0021; its plan 0024) takes the advisory lock and claims in
- * one call, one round trip. Sent from here, BEGIN, the lock, the UPDATE and COMMIT were four for
- * every freed slot; inside a group commit's transaction the lock and the UPDATE were two.
- */
-async function claimFairPostgres(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number, read: ClaimRead | undefined): Promise<ClaimedRow[]> {
-  const claim = sql`claim_fair_jobs(${[...kinds]}::text[], ${workerId}, ${limit}, ${perKey}, ${now}, ${lease}) AS c`;
-  const select = read ? withReadRow(claim, read) : sql<ClaimedRow>`SELECT c.* FROM ${claim}`;
-  const res = await (db.isTransaction ? select : unsyncedClaim(select)).execute(db);
-  return res.rows;
-}
-
-/** The claimed rows `c` with each one's ClaimRead row (to_jsonb: one column whatever the table). */
-function withReadRow(claim: RawBuilder<unknown>, read: ClaimRead): RawBuilder<ClaimedRow> {
-  return sql<ClaimedRow>`SELECT c.*, to_jsonb(r) AS read_row FROM ${claim}
-    LEFT JOIN ${sql.table(read.table)} AS r ON r.id = (c.payload::jsonb ->> ${read.idField})::bigint`;
-}
-
-/**
- * A claim in a transaction of its own, committed without waiting for PostgreSQL's WAL flush
- * (synchronous_commit off for that transaction only): as SQLite's claims are answered before
- * their WAL sync (GroupCommit's `unsynced`). A claim lost in a server crash only makes its jobs
- * claimable again, as the end of their leases would; a later durable commit (the jobs' outcomes)
- * flushes it anyway, since the WAL is flushed in order. The flush was most of a lone claim's time
- * (about 1-2 ms against 0.2 ms for a round trip), and a node's claims and outcomes follow one
- * another in its group commit. Inside a group commit's transaction the claim leaves the setting
- * alone: the outcomes committed with it must be durable when answered.
- *
- * `select` is the claim's SELECT without a WHERE clause. set_config(…, true) lasts until the end
- * of the statement's transaction, which is after the statement; evaluated for each claimed row,
- * so it is set whenever the claim wrote something (a claim of no rows has nothing to flush).
- */
-function unsyncedClaim(select: RawBuilder<ClaimedRow>): RawBuilder<ClaimedRow> {
-  return sql<ClaimedRow>`${select} WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`;
-}
-
-/**
- * Marks every job of `jobs` done that still carries its claim (fenced like fencedUpdate), in one
- * UPDATE; true for each one it marked. The list is padded to a power of two with repeats of its
- * last claim (a repeated term matches the same row) so that few distinct SQL texts exist: SQLite
- * keeps a prepared statement per text (statement-cache.ts). It touches only the rows of its own
- * claims, so on PostgreSQL it joins the batch's other merged writes in one statement (`part`).
- */
-const completeClaims: MergedStatement<ClaimedJob, boolean> = Object.assign(
-  async (db: Kysely<Database>, jobs: readonly ClaimedJob[]) => completedOf(jobs, await completion(db, jobs).execute()),
-  { part: (db: Kysely<Database>, jobs: readonly ClaimedJob[]) => ({ query: completion(db, jobs), returnsRows: true, fromRows: (rows: readonly Record<string, unknown>[]) => completedOf(jobs, rows as readonly CompletedRow[]) }) },
-);
-
-type CompletedRow = Pick<JobRow, 'id' | 'locked_by' | 'attempts'>;
-
-/** The fenced UPDATE of completeClaims, returning the claims it marked. */
-function completion(db: Kysely<Database>, jobs: readonly ClaimedJob[]) {
-  const terms = [...jobs];
-  while (terms.length & (terms.length - 1)) terms.push(jobs[jobs.length - 1]!);
-  return db
-    .updateTable('jobs')
-    .set({ state: 'done', lease_until_us: null, last_error: null })
-    .where('state', '=', 'pending')
-    .where((eb) => eb.or(terms.map((j) => eb.and([eb('id', '=', j.id), eb('locked_by', '=', j.lockedBy), eb('attempts', '=', j.attempt)]))))
-    .returning(['id', 'locked_by', 'attempts']);
-}
-
-/** For each job, whether its claim is among the marked rows. */
-function completedOf(jobs: readonly ClaimedJob[], rows: readonly CompletedRow[]): boolean[] {
-  const claim = (id: number, lockedBy: string | null, attempts: number) => `${id}:${attempts}:${lockedBy ?? ''}`;
-  const done = new Set(rows.map((r) => claim(Number(r.id), r.locked_by, Number(r.attempts))));
-  return jobs.map((j) => done.has(claim(j.id, j.lockedBy, j.attempt)));
 }
 
 /** Rows are claimed by kind, so a row's payload is its kind's (written by the typed `enqueue`). */
