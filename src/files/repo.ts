@@ -4,6 +4,8 @@ import { searchOrder, type SearchCursor, type SearchQuery, type Range, type Sort
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { reusableQuery } from '../db/reusable-query.js';
+import type { ReadBatcher, ReadBatchStats } from '../db/read-batcher.js';
+import { fileRowBatcher } from './batched-rows.js';
 import { DeferredTextIndex } from './text/repo.js';
 import { readCounters } from '../db/project-counters.js';
 import type { FileRecord } from '../core/file-record.js';
@@ -115,11 +117,15 @@ export class FileRepo {
   );
   private readonly fileByUuid = reusableQuery((db: DbOrTrx, uuid: string) => db.selectFrom('files').selectAll().where('uuid', '=', uuid));
 
+  /** PostgreSQL: the lookups by uuid outside a transaction, batched (batched-rows.ts). */
+  private readonly batchedRows: ReadBatcher<string, Row> | null;
+
   /** SQLite: new files' text joins the trigram index in batches (text/repo.ts). */
   readonly textIndex: DeferredTextIndex;
 
   constructor(private readonly store: Db) {
     this.db = store.kysely;
+    this.batchedRows = store.dialect === 'postgres' ? fileRowBatcher(this.db) : null;
     this.textIndex = new DeferredTextIndex(store);
   }
 
@@ -145,7 +151,16 @@ export class FileRepo {
     if (change.added.length > 0) await db.insertInto('file_tags').values(change.added.map((tag) => ({ project_id: projectId, tag, uuid }))).execute();
   }
 
+  /** The batched lookups' counts; null on SQLite, which reads without batching. */
+  readBatchStats(): Readonly<ReadBatchStats> | null {
+    return this.batchedRows?.stats ?? null;
+  }
+
   async get(projectId: number, uuid: string, db: DbOrTrx = this.db): Promise<FileRecord | null> {
+    if (db === this.db && this.batchedRows) {
+      const row = await this.batchedRows.get(uuid);
+      return row && Number(row.project_id) === projectId ? toRecord(row) : null;
+    }
     const [r] = (await this.fileInProject(db, uuid, projectId)).rows;
     return r ? toRecord(r) : null;
   }
@@ -165,7 +180,7 @@ export class FileRepo {
 
   /** For the CDN, which knows only the uuid. */
   async byUuid(uuid: string): Promise<FileRecord | null> {
-    const [r] = (await this.fileByUuid(this.db, uuid)).rows;
+    const [r] = this.batchedRows ? [await this.batchedRows.get(uuid)] : (await this.fileByUuid(this.db, uuid)).rows;
     return r ? toRecord(r) : null;
   }
 

@@ -8,6 +8,7 @@ import type { BlobStore } from '../blobs/store.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { GroupCommit } from '../db/group-commit.js';
+import type { ReadBatchStats } from '../db/read-batcher.js';
 import { addDeltas, adjustCounters, fileMove, fileState, type CounterDelta } from '../db/project-counters.js';
 import { FileRepo, type ListQuery, type SizeListQuery } from './repo.js';
 import { ContentRepo } from './contents/repo.js';
@@ -231,6 +232,11 @@ export class FileService {
    */
   cached(projectId: number, uuid: string): Readonly<FileRecord> | undefined {
     return this.readCache.peek(projectId, uuid);
+  }
+
+  /** Counts of the batched lookups by uuid (PostgreSQL; null on SQLite): the node's metrics. */
+  readBatchStats(): Readonly<ReadBatchStats> | null {
+    return this.repo.readBatchStats();
   }
 
   /** The file as stored (removed ones included), or null; `uuid` must already be canonical. */
