@@ -125,7 +125,10 @@ export class FileRepo {
 
   constructor(private readonly store: Db) {
     this.db = store.kysely;
-    this.batchedRows = store.dialect === 'postgres' ? fileRowBatcher(this.db) : null;
+    this.batchedRows =
+      store.dialect === 'postgres'
+        ? fileRowBatcher(async (uuids) => (await this.db.executeQuery<Row>(CompiledQuery.raw('SELECT * FROM files WHERE uuid = ANY($1::text[])', [uuids]))).rows)
+        : null;
     this.textIndex = new DeferredTextIndex(store);
   }
 
