@@ -1,0 +1,135 @@
+/** The REST file list: pages in upload-time or size order, and its `total` and `totals`. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { Db } from '../../db/connect.js';
+import { readCounters } from '../../db/project-counters.js';
+import type { FileRecord } from '../../core/file-record.js';
+import { toRecord, type FilesEb } from '../file-row.js';
+
+export interface ListQuery {
+  projectId: number;
+  removed: boolean;
+  stored: boolean | null;
+  limit: number;
+  desc: boolean;
+  /** Exclusive cursor: strictly after (asc) or before (desc) this time. */
+  afterUs: number | null;
+  /** Exclusive reverse cursor for `previous` links: strictly before (asc) or after (desc). */
+  beforeUs: number | null;
+  /** Only files carrying every one of these tags (normalized). */
+  tags?: string[];
+}
+
+/** A position in v0.6's size order: ties on size are broken by upload time (unique per project). */
+export interface SizeKey {
+  size: number;
+  us: number;
+}
+
+/** `ListQuery` ordered by size (REST v0.6 `ordering=size|-size`), with size-key cursors. */
+export interface SizeListQuery extends Omit<ListQuery, 'afterUs' | 'beforeUs'> {
+  after: SizeKey | null;
+  before: SizeKey | null;
+}
+
+export class FileListRepo {
+  private readonly db: Kysely<Database>;
+
+  constructor(store: Db) {
+    this.db = store.kysely;
+  }
+
+  async list(q: ListQuery): Promise<FileRecord[]> {
+    let s = this.db.selectFrom('files').selectAll().where('project_id', '=', q.projectId);
+    s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
+    if (q.stored === true) s = s.where('stored_us', 'is not', null);
+    if (q.stored === false) s = s.where('stored_us', 'is', null);
+    for (const tag of q.tags ?? []) {
+      s = s.where('uuid', 'in', (eb) => eb.selectFrom('file_tags').select('uuid').where('project_id', '=', q.projectId).where('tag', '=', tag));
+    }
+    if (q.afterUs !== null) s = s.where('uploaded_us', q.desc ? '<' : '>', q.afterUs);
+    if (q.beforeUs !== null) s = s.where('uploaded_us', q.desc ? '>' : '<', q.beforeUs);
+    // A `previous` page walks backwards from its cursor, then is flipped back into display order.
+    const backwards = q.beforeUs !== null && q.afterUs === null;
+    const desc = backwards ? !q.desc : q.desc;
+    const rows = await s.orderBy('uploaded_us', desc ? 'desc' : 'asc').limit(q.limit).execute();
+    const records = rows.map(toRecord);
+    return backwards ? records.reverse() : records;
+  }
+
+  async listBySize(q: SizeListQuery): Promise<FileRecord[]> {
+    let s = this.db.selectFrom('files').selectAll().where('project_id', '=', q.projectId);
+    s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
+    if (q.stored === true) s = s.where('stored_us', 'is not', null);
+    if (q.stored === false) s = s.where('stored_us', 'is', null);
+    for (const tag of q.tags ?? []) {
+      s = s.where('uuid', 'in', (eb) => eb.selectFrom('file_tags').select('uuid').where('project_id', '=', q.projectId).where('tag', '=', tag));
+    }
+    const beyond = (key: SizeKey, up: boolean) => (eb: FilesEb) =>
+      eb.or([eb('size', up ? '>' : '<', key.size), eb.and([eb('size', '=', key.size), eb('uploaded_us', up ? '>' : '<', key.us)])]);
+    if (q.after) s = s.where(beyond(q.after, !q.desc));
+    if (q.before) s = s.where(beyond(q.before, q.desc));
+    const backwards = q.before !== null && q.after === null;
+    const dir = (backwards ? !q.desc : q.desc) ? 'desc' : 'asc';
+    const rows = await s.orderBy('size', dir).orderBy('uploaded_us', dir).limit(q.limit).execute();
+    const records = rows.map(toRecord);
+    return backwards ? records.reverse() : records;
+  }
+
+  /**
+   * The list's `total`. Without a tag filter the counters answer it (removed; live, stored,
+   * unstored: db/project-counters.ts), removed files by stored time with the help of an index of the
+   * removed files that keep one (imports); a tag filter is counted from file_tags' key.
+   */
+  async count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
+    if ((q.tags ?? []).length > 0) return this.countTagged(q, q.tags!);
+    const c = await readCounters(this.db, q.projectId);
+    if (q.removed) {
+      if (q.stored === null) return c.removed;
+      const keepingStored = await this.countRemovedKeepingStored(q.projectId);
+      return q.stored ? keepingStored : c.removed - keepingStored;
+    }
+    if (q.stored === null) return c.stored + c.unstored;
+    return q.stored ? c.stored : c.unstored;
+  }
+
+  /** Removed files with a stored time, through the partial index files_removed_stored (migration 0018). */
+  private async countRemovedKeepingStored(projectId: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('files')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .where('removed_us', 'is not', null)
+      .where('stored_us', 'is not', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /**
+   * Files carrying every tag, counted from the first tag's rows in file_tags' key (a cross join:
+   * SQLite keeps that order, where an `uuid IN (…)` let it walk every file of the project and probe).
+   */
+  private async countTagged(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored'>, [first, ...rest]: string[]): Promise<number> {
+    let s = this.db
+      .selectFrom('file_tags as t')
+      .crossJoin('files as f')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('t.project_id', '=', q.projectId)
+      .where('t.tag', '=', first!)
+      .whereRef('f.uuid', '=', 't.uuid')
+      .where('f.project_id', '=', q.projectId);
+    s = q.removed ? s.where('f.removed_us', 'is not', null) : s.where('f.removed_us', 'is', null);
+    if (q.stored === true) s = s.where('f.stored_us', 'is not', null);
+    if (q.stored === false) s = s.where('f.stored_us', 'is', null);
+    for (const tag of rest) {
+      s = s.where('f.uuid', 'in', (eb) => eb.selectFrom('file_tags').select('file_tags.uuid').where('file_tags.project_id', '=', q.projectId).where('file_tags.tag', '=', tag));
+    }
+    return Number((await s.executeTakeFirstOrThrow()).n);
+  }
+
+  /** The list's `totals`: one read of the project's counters. */
+  async totals(projectId: number): Promise<{ removed: number; stored: number; unstored: number }> {
+    const { removed, stored, unstored } = await readCounters(this.db, projectId);
+    return { removed, stored, unstored };
+  }
+}
