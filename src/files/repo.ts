@@ -1,5 +1,5 @@
 /** Queries for file rows. Every query is scoped to a project except the CDN's lookup by uuid. */
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { SearchCursor, SearchQuery } from './search-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
