@@ -9,9 +9,11 @@
  * the row lock is then held only until the commit, and no two transactions take it and a file
  * row's lock in opposite orders.
  */
-import { sql } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import type { DbOrTrx } from './connect.js';
+import { ReadBatcher } from './read-batcher.js';
 import { reusableQuery } from './reusable-query.js';
+import type { Database } from './schema.js';
 
 /** A file's place in the counters: the file list's three kinds (`totals`). */
 export type FileState = 'removed' | 'stored' | 'unstored';
@@ -74,9 +76,33 @@ const addToCounters = reusableQuery((trx: DbOrTrx, projectId: number, removed: n
     ),
 );
 
+type CountersRow = Selectable<Database['project_counters']>;
+
+// Every file list reads it: compiled once per store.
+const countersOf = reusableQuery((db: DbOrTrx, projectId: number) => db.selectFrom('project_counters').selectAll().where('project_id', '=', projectId));
+
 /** The project's counts; zeros for a project nothing was ever counted in. */
 export async function readCounters(db: DbOrTrx, projectId: number): Promise<ProjectCounts> {
-  const r = await db.selectFrom('project_counters').selectAll().where('project_id', '=', projectId).executeTakeFirst();
+  return countsOf((await countersOf(db, projectId)).rows[0]);
+}
+
+/**
+ * PostgreSQL: the counts of projects read together when asked for in the same turn of the event
+ * loop (read-batcher.ts): concurrent list requests of a project share one round trip. Outside
+ * transactions only; as fresh as a lone read made when asked.
+ */
+export function countersBatcher(db: Kysely<Database>): ReadBatcher<number, ProjectCounts> {
+  return new ReadBatcher<number, ProjectCounts>(
+    async (projectIds) => {
+      const { rows } = await db.executeQuery<CountersRow>(CompiledQuery.raw('SELECT * FROM project_counters WHERE project_id = ANY($1::bigint[])', [projectIds]));
+      const byProject = new Map(rows.map((r) => [Number(r.project_id), countsOf(r)]));
+      return new Map(projectIds.map((id) => [id, byProject.get(id) ?? countsOf(undefined)]));
+    },
+    { maxInFlight: 4, maxBatch: 128 },
+  );
+}
+
+function countsOf(r: CountersRow | undefined): ProjectCounts {
   return {
     removed: Number(r?.removed_files ?? 0),
     stored: Number(r?.stored_files ?? 0),

@@ -10,7 +10,7 @@ import { DeferredTextIndex } from './text/repo.js';
 import type { FileRecord } from '../core/file-record.js';
 import { insertLabels, replaceLabels } from './labels/repo.js';
 import { FILE_COLUMNS, toRecord, toRow, type FileRow as Row } from './file-row.js';
-import { FileListRepo, type ListQuery, type SizeListQuery } from './list/repo.js';
+import { FileListRepo, type FileTotals, type ListQuery, type SizeListQuery } from './list/repo.js';
 import { FileSearchRepo } from './search/repo.js';
 
 // The list's and the search's queries are in list/repo.ts and search/repo.ts, a row's columns in
@@ -118,6 +118,11 @@ export class FileRepo {
   /** The list's `total` (list/repo.ts). */
   count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
     return this.lists.count(q);
+  }
+
+  /** The list's `total` and `totals` from one read of the counters (list/repo.ts). */
+  countAndTotals(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<{ total: number; totals: FileTotals }> {
+    return this.lists.countAndTotals(q);
   }
 
   /** The list's `totals` (list/repo.ts). */

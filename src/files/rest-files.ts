@@ -78,7 +78,7 @@ export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
         );
         result = withLinks(p, (pg) => pageLinks(url, userParams(q), pg.first, pg.last, pg.hasNext, pg.hasPrevious, formatCursor));
       }
-      const [total, totals] = await Promise.all([ctx.files.count({ projectId: req.projectId, removed, stored, tags }), ctx.files.totals(req.projectId)]);
+      const { total, totals } = await ctx.files.countAndTotals({ projectId: req.projectId, removed, stored, tags });
       return sendJson(reply, 200, {
         next: result.links.next,
         previous: result.links.previous,

@@ -293,6 +293,11 @@ export class FileService {
     return this.repo.count(q);
   }
 
+  /** The REST list's `total` (as `count`) and `totals` (as `totals`), the project's counters read once. */
+  countAndTotals(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<{ total: number; totals: { removed: number; stored: number; unstored: number } }> {
+    return this.repo.countAndTotals(q);
+  }
+
   /** Counts of the project's removed, stored and unstored files (REST list `totals`). */
   totals(projectId: number): Promise<{ removed: number; stored: number; unstored: number }> {
     return this.repo.totals(projectId);

@@ -1,10 +1,23 @@
 /** The REST file list: pages in upload-time or size order, and its `total` and `totals`. */
-import type { Kysely } from 'kysely';
+import type { Kysely, QueryResult, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import type { Db } from '../../db/connect.js';
-import { readCounters } from '../../db/project-counters.js';
+import type { Db, DbOrTrx } from '../../db/connect.js';
+import { countersBatcher, readCounters, type ProjectCounts } from '../../db/project-counters.js';
+import type { ReadBatcher } from '../../db/read-batcher.js';
+import { reusableQuery } from '../../db/reusable-query.js';
 import type { FileRecord } from '../../core/file-record.js';
 import { toRecord, type FilesEb } from '../file-row.js';
+
+type Row = Selectable<Database['files']>;
+type CountQuery = Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>;
+/** The list's `totals`. */
+export interface FileTotals {
+  removed: number;
+  stored: number;
+  unstored: number;
+}
+/** A page of the upload-time list without tags, by its shape's compiled query (`untaggedPage`). */
+type PageQuery = (db: DbOrTrx, projectId: number, afterUs: number | null, beforeUs: number | null, limit: number) => Promise<QueryResult<Row>>;
 
 export interface ListQuery {
   projectId: number;
@@ -34,13 +47,47 @@ export interface SizeListQuery extends Omit<ListQuery, 'afterUs' | 'beforeUs'> {
 
 export class FileListRepo {
   private readonly db: Kysely<Database>;
+  /** PostgreSQL: the counters read by concurrent lists of a project in one round trip. */
+  private readonly batchedCounters: ReadBatcher<number, ProjectCounts> | null;
+  /**
+   * The untagged upload-time pages by shape (filters, order, which cursors are set): a handful of
+   * shapes, each built and compiled once (db/reusable-query.ts), where building and compiling the
+   * query cost about as much as SQLite running it (docs/performance.md).
+   */
+  private readonly pageQueries = new Map<string, PageQuery>();
 
   constructor(store: Db) {
     this.db = store.kysely;
+    this.batchedCounters = store.dialect === 'postgres' ? countersBatcher(this.db) : null;
   }
 
   async list(q: ListQuery): Promise<FileRecord[]> {
-    let s = this.db.selectFrom('files').selectAll().where('project_id', '=', q.projectId);
+    // A `previous` page walks backwards from its cursor, then is flipped back into display order.
+    const backwards = q.beforeUs !== null && q.afterUs === null;
+    const rows = (q.tags ?? []).length === 0 ? (await this.untaggedPage(q)(this.db, q.projectId, q.afterUs, q.beforeUs, q.limit)).rows : await this.taggedPage(q);
+    const records = rows.map(toRecord);
+    return backwards ? records.reverse() : records;
+  }
+
+  private untaggedPage(q: ListQuery): PageQuery {
+    const shape = `${q.removed}:${q.stored}:${q.desc}:${q.afterUs !== null}:${q.beforeUs !== null}`;
+    let query = this.pageQueries.get(shape);
+    if (!query) {
+      const { removed, stored, desc, afterUs, beforeUs } = q;
+      query = reusableQuery((db: DbOrTrx, projectId: number, after: number | null, before: number | null, limit: number) =>
+        this.pageOf(db, { projectId, removed, stored, desc, afterUs: afterUs === null ? null : after, beforeUs: beforeUs === null ? null : before, limit }),
+      );
+      this.pageQueries.set(shape, query);
+    }
+    return query;
+  }
+
+  private async taggedPage(q: ListQuery): Promise<Row[]> {
+    return (await this.db.executeQuery(this.pageOf(this.db, q).compile())).rows;
+  }
+
+  private pageOf(db: DbOrTrx, q: ListQuery) {
+    let s = db.selectFrom('files').selectAll().where('project_id', '=', q.projectId);
     s = q.removed ? s.where('removed_us', 'is not', null) : s.where('removed_us', 'is', null);
     if (q.stored === true) s = s.where('stored_us', 'is not', null);
     if (q.stored === false) s = s.where('stored_us', 'is', null);
@@ -49,12 +96,9 @@ export class FileListRepo {
     }
     if (q.afterUs !== null) s = s.where('uploaded_us', q.desc ? '<' : '>', q.afterUs);
     if (q.beforeUs !== null) s = s.where('uploaded_us', q.desc ? '>' : '<', q.beforeUs);
-    // A `previous` page walks backwards from its cursor, then is flipped back into display order.
     const backwards = q.beforeUs !== null && q.afterUs === null;
     const desc = backwards ? !q.desc : q.desc;
-    const rows = await s.orderBy('uploaded_us', desc ? 'desc' : 'asc').limit(q.limit).execute();
-    const records = rows.map(toRecord);
-    return backwards ? records.reverse() : records;
+    return s.orderBy('uploaded_us', desc ? 'desc' : 'asc').limit(q.limit);
   }
 
   async listBySize(q: SizeListQuery): Promise<FileRecord[]> {
@@ -81,9 +125,24 @@ export class FileListRepo {
    * unstored: db/project-counters.ts), removed files by stored time with the help of an index of the
    * removed files that keep one (imports); a tag filter is counted from file_tags' key.
    */
-  async count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
+  async count(q: CountQuery): Promise<number> {
     if ((q.tags ?? []).length > 0) return this.countTagged(q, q.tags!);
-    const c = await readCounters(this.db, q.projectId);
+    return this.totalFrom(await this.counters(q.projectId), q);
+  }
+
+  /** `total` and `totals` together: the counters read once for both. */
+  async countAndTotals(q: CountQuery): Promise<{ total: number; totals: FileTotals }> {
+    const tagged = (q.tags ?? []).length > 0;
+    const [c, taggedTotal] = await Promise.all([this.counters(q.projectId), tagged ? this.countTagged(q, q.tags!) : null]);
+    const totals = { removed: c.removed, stored: c.stored, unstored: c.unstored };
+    return { total: taggedTotal ?? (await this.totalFrom(c, q)), totals };
+  }
+
+  private counters(projectId: number): Promise<ProjectCounts> {
+    return this.batchedCounters ? this.batchedCounters.get(projectId).then((c) => c!) : readCounters(this.db, projectId);
+  }
+
+  private async totalFrom(c: ProjectCounts, q: CountQuery): Promise<number> {
     if (q.removed) {
       if (q.stored === null) return c.removed;
       const keepingStored = await this.countRemovedKeepingStored(q.projectId);
@@ -128,8 +187,8 @@ export class FileListRepo {
   }
 
   /** The list's `totals`: one read of the project's counters. */
-  async totals(projectId: number): Promise<{ removed: number; stored: number; unstored: number }> {
-    const { removed, stored, unstored } = await readCounters(this.db, projectId);
+  async totals(projectId: number): Promise<FileTotals> {
+    const { removed, stored, unstored } = await this.counters(projectId);
     return { removed, stored, unstored };
   }
 }
