@@ -53,3 +53,21 @@ function templateOf<A extends readonly QueryArg[], R>(db: DbOrTrx, build: (db: D
   if (from.some((i) => i < 0) || probes.some((p) => compiled.sql.includes(p))) return null;
   return { compiled, from };
 }
+
+/**
+ * Reusable queries of one family whose SQL differs by a few flags (a list's filters, order, which
+ * cursors are set): one reusable query per shape, made on first use. `shape` must name everything
+ * the build's SQL depends on apart from its arguments.
+ */
+export class ReusableQueriesByShape<A extends readonly QueryArg[], R> {
+  private readonly byShape = new Map<string, (db: DbOrTrx, ...args: A) => Promise<QueryResult<R>>>();
+
+  of(shape: string, build: (db: DbOrTrx, ...args: A) => Compilable<R>): (db: DbOrTrx, ...args: A) => Promise<QueryResult<R>> {
+    let query = this.byShape.get(shape);
+    if (!query) {
+      query = reusableQuery(build);
+      this.byShape.set(shape, query);
+    }
+    return query;
+  }
+}

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { readCounters } from '../db/project-counters.js';
+import { ReusableQueriesByShape } from '../db/reusable-query.js';
 
 export interface GroupRecord {
   uuid: string;
@@ -27,10 +28,13 @@ export interface GroupListQuery {
 }
 
 type Row = Database['file_groups'];
+type PageArgs = [projectId: number, afterUs: number | null, beforeUs: number | null, limit: number];
 const toRecord = (r: Row): GroupRecord => ({ uuid: r.uuid, projectId: Number(r.project_id), filesCount: Number(r.files_count), createdUs: Number(r.created_us) });
 
 export class GroupRepo {
   private readonly db: Kysely<Database>;
+  /** List pages by shape (order, which cursors are set), each compiled once (db/reusable-query.ts). */
+  private readonly pageQueries = new ReusableQueriesByShape<PageArgs, Row>();
 
   constructor(store: Db) {
     this.db = store.kysely;
@@ -63,14 +67,18 @@ export class GroupRepo {
   }
 
   async list(q: GroupListQuery): Promise<GroupRecord[]> {
-    let s = this.db.selectFrom('file_groups').selectAll().where('project_id', '=', q.projectId);
-    if (q.afterUs !== null) s = s.where('created_us', q.desc ? '<' : '>', q.afterUs);
-    if (q.beforeUs !== null) s = s.where('created_us', q.desc ? '>' : '<', q.beforeUs);
     // A `previous` page walks backwards from its cursor, then is flipped back into display order.
     const backwards = q.beforeUs !== null && q.afterUs === null;
     const desc = backwards ? !q.desc : q.desc;
-    const rows = await s.orderBy('created_us', desc ? 'desc' : 'asc').limit(q.limit).execute();
-    const records = rows.map(toRecord);
+    const hasAfter = q.afterUs !== null;
+    const hasBefore = q.beforeUs !== null;
+    const page = this.pageQueries.of(`${q.desc}:${hasAfter}:${hasBefore}`, (db, projectId, afterUs, beforeUs, limit) => {
+      let s = db.selectFrom('file_groups').selectAll().where('project_id', '=', projectId);
+      if (hasAfter) s = s.where('created_us', q.desc ? '<' : '>', afterUs);
+      if (hasBefore) s = s.where('created_us', q.desc ? '>' : '<', beforeUs);
+      return s.orderBy('created_us', desc ? 'desc' : 'asc').limit(limit);
+    });
+    const records = (await page(this.db, q.projectId, q.afterUs, q.beforeUs, q.limit)).rows.map(toRecord);
     return backwards ? records.reverse() : records;
   }
 

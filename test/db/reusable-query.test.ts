@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, DbOrTrx } from '../../src/db/connect.js';
-import { reusableQuery } from '../../src/db/reusable-query.js';
+import { ReusableQueriesByShape, reusableQuery } from '../../src/db/reusable-query.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
 
 let store: TestStore;
@@ -56,5 +56,22 @@ describe('reusableQuery', () => {
     expect(await runAt(db.kysely, 'three', 'rq.a')).toEqual([]);
     await db.kysely.insertInto('jobs').values({ kind: 'rq.a', payload: 'three', run_at_us: 4, max_attempts: 1, created_us: 0 }).execute();
     expect(await runAt(db.kysely, 'three', 'rq.a')).toEqual([4]);
+  });
+
+  it('keeps one query per shape, each with its own SQL and arguments', async () => {
+    const byShape = new ReusableQueriesByShape<[kind: string, bound: number], { run_at_us: number }>();
+    const page = (d: DbOrTrx, kind: string, desc: boolean, bound: number | null) =>
+      byShape.of(`${desc}:${bound !== null}`, (dd, k, b) => {
+        let q = dd.selectFrom('jobs').select('run_at_us').where('kind', '=', k);
+        if (bound !== null) q = q.where('run_at_us', desc ? '<' : '>', b);
+        return q.orderBy('run_at_us', desc ? 'desc' : 'asc');
+      })(d, kind, bound ?? 0);
+    const at = async (...args: [string, boolean, number | null]) => (await page(db.kysely, ...args)).rows.map((r) => Number(r.run_at_us));
+    expect(await at('rq.a', false, null)).toEqual([1, 2, 4]);
+    expect(await at('rq.a', true, null)).toEqual([4, 2, 1]);
+    expect(await at('rq.a', true, 4)).toEqual([2, 1]);
+    expect(await at('rq.a', true, 2)).toEqual([1]);
+    expect(await at('rq.a', false, 1)).toEqual([2, 4]);
+    expect(await at('rq.b', false, null)).toEqual([3]);
   });
 });

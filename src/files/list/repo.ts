@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import type { Db, DbOrTrx } from '../../db/connect.js';
 import { countersBatcher, readCounters, type ProjectCounts } from '../../db/project-counters.js';
 import type { ReadBatcher } from '../../db/read-batcher.js';
-import { reusableQuery } from '../../db/reusable-query.js';
+import { ReusableQueriesByShape } from '../../db/reusable-query.js';
 import type { FileRecord } from '../../core/file-record.js';
 import { toRecord, type FilesEb } from '../file-row.js';
 
@@ -17,7 +17,8 @@ export interface FileTotals {
   unstored: number;
 }
 /** A page of the upload-time list without tags, by its shape's compiled query (`untaggedPage`). */
-type PageQuery = (db: DbOrTrx, projectId: number, afterUs: number | null, beforeUs: number | null, limit: number) => Promise<QueryResult<Row>>;
+type PageArgs = [projectId: number, afterUs: number | null, beforeUs: number | null, limit: number];
+type PageQuery = (db: DbOrTrx, ...args: PageArgs) => Promise<QueryResult<Row>>;
 
 export interface ListQuery {
   projectId: number;
@@ -54,7 +55,7 @@ export class FileListRepo {
    * shapes, each built and compiled once (db/reusable-query.ts), where building and compiling the
    * query cost about as much as SQLite running it (docs/performance.md).
    */
-  private readonly pageQueries = new Map<string, PageQuery>();
+  private readonly pageQueries = new ReusableQueriesByShape<PageArgs, Row>();
 
   constructor(store: Db) {
     this.db = store.kysely;
@@ -70,16 +71,10 @@ export class FileListRepo {
   }
 
   private untaggedPage(q: ListQuery): PageQuery {
-    const shape = `${q.removed}:${q.stored}:${q.desc}:${q.afterUs !== null}:${q.beforeUs !== null}`;
-    let query = this.pageQueries.get(shape);
-    if (!query) {
-      const { removed, stored, desc, afterUs, beforeUs } = q;
-      query = reusableQuery((db: DbOrTrx, projectId: number, after: number | null, before: number | null, limit: number) =>
-        this.pageOf(db, { projectId, removed, stored, desc, afterUs: afterUs === null ? null : after, beforeUs: beforeUs === null ? null : before, limit }),
-      );
-      this.pageQueries.set(shape, query);
-    }
-    return query;
+    const { removed, stored, desc, afterUs, beforeUs } = q;
+    return this.pageQueries.of(`${removed}:${stored}:${desc}:${afterUs !== null}:${beforeUs !== null}`, (db, projectId, after, before, limit) =>
+      this.pageOf(db, { projectId, removed, stored, desc, afterUs: afterUs === null ? null : after, beforeUs: beforeUs === null ? null : before, limit }),
+    );
   }
 
   private async taggedPage(q: ListQuery): Promise<Row[]> {
