@@ -14,7 +14,7 @@
  * Templates are kept per dialect adapter (one per store): the SQL text depends on the dialect, and
  * a function made at module level may serve a SQLite and a PostgreSQL store in one process.
  */
-import type { CompiledQuery, Compilable, DialectAdapter, QueryResult } from 'kysely';
+import { sql, type CompiledQuery, type Compilable, type DialectAdapter, type QueryResult, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from './connect.js';
 
 export type QueryArg = string | number | null;
@@ -56,18 +56,31 @@ function templateOf<A extends readonly QueryArg[], R>(db: DbOrTrx, build: (db: D
 
 /**
  * Reusable queries of one family whose SQL differs by a few flags (a list's filters, order, which
- * cursors are set): one reusable query per shape, made on first use. `shape` must name everything
- * the build's SQL depends on apart from its arguments.
+ * cursors are set, its LIMIT written as a literal): one reusable query per shape, made on first use.
+ * `shape` must name everything the build's SQL depends on apart from its arguments. Past
+ * `maxShapes` shapes (limits a client picks), a new shape's query is built and compiled per run.
  */
 export class ReusableQueriesByShape<A extends readonly QueryArg[], R> {
   private readonly byShape = new Map<string, (db: DbOrTrx, ...args: A) => Promise<QueryResult<R>>>();
 
+  constructor(private readonly maxShapes = 256) {}
+
   of(shape: string, build: (db: DbOrTrx, ...args: A) => Compilable<R>): (db: DbOrTrx, ...args: A) => Promise<QueryResult<R>> {
     let query = this.byShape.get(shape);
-    if (!query) {
-      query = reusableQuery(build);
-      this.byShape.set(shape, query);
-    }
+    if (query) return query;
+    if (this.byShape.size >= this.maxShapes) return (db, ...args) => db.executeQuery<R>(build(db, ...args).compile());
+    query = reusableQuery(build);
+    this.byShape.set(shape, query);
     return query;
   }
+}
+
+/**
+ * A LIMIT as a literal in the SQL: SQLite (built with STAT4, as better-sqlite3 is) marks a bound
+ * LIMIT as able to change the plan, so every run of the statement re-prepares it (about 13 µs of a
+ * file list's 20 µs query; docs/performance.md). Callers name the limit in the query's shape.
+ */
+export function literalLimit(limit: number): RawBuilder<number> {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`not a row limit: ${limit}`);
+  return sql.lit(limit);
 }

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { readCounters } from '../db/project-counters.js';
-import { ReusableQueriesByShape } from '../db/reusable-query.js';
+import { literalLimit, ReusableQueriesByShape } from '../db/reusable-query.js';
 
 export interface GroupRecord {
   uuid: string;
@@ -28,7 +28,7 @@ export interface GroupListQuery {
 }
 
 type Row = Database['file_groups'];
-type PageArgs = [projectId: number, afterUs: number | null, beforeUs: number | null, limit: number];
+type PageArgs = [projectId: number, afterUs: number | null, beforeUs: number | null];
 const toRecord = (r: Row): GroupRecord => ({ uuid: r.uuid, projectId: Number(r.project_id), filesCount: Number(r.files_count), createdUs: Number(r.created_us) });
 
 export class GroupRepo {
@@ -72,13 +72,13 @@ export class GroupRepo {
     const desc = backwards ? !q.desc : q.desc;
     const hasAfter = q.afterUs !== null;
     const hasBefore = q.beforeUs !== null;
-    const page = this.pageQueries.of(`${q.desc}:${hasAfter}:${hasBefore}`, (db, projectId, afterUs, beforeUs, limit) => {
+    const page = this.pageQueries.of(`${q.desc}:${hasAfter}:${hasBefore}:${q.limit}`, (db, projectId, afterUs, beforeUs) => {
       let s = db.selectFrom('file_groups').selectAll().where('project_id', '=', projectId);
       if (hasAfter) s = s.where('created_us', q.desc ? '<' : '>', afterUs);
       if (hasBefore) s = s.where('created_us', q.desc ? '>' : '<', beforeUs);
-      return s.orderBy('created_us', desc ? 'desc' : 'asc').limit(limit);
+      return s.orderBy('created_us', desc ? 'desc' : 'asc').limit(literalLimit(q.limit));
     });
-    const records = (await page(this.db, q.projectId, q.afterUs, q.beforeUs, q.limit)).rows.map(toRecord);
+    const records = (await page(this.db, q.projectId, q.afterUs, q.beforeUs)).rows.map(toRecord);
     return backwards ? records.reverse() : records;
   }
 

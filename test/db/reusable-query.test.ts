@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, DbOrTrx } from '../../src/db/connect.js';
-import { ReusableQueriesByShape, reusableQuery } from '../../src/db/reusable-query.js';
+import { literalLimit, ReusableQueriesByShape, reusableQuery } from '../../src/db/reusable-query.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
 
 let store: TestStore;
@@ -73,5 +73,16 @@ describe('reusableQuery', () => {
     expect(await at('rq.a', true, 2)).toEqual([1]);
     expect(await at('rq.a', false, 1)).toEqual([2, 4]);
     expect(await at('rq.b', false, null)).toEqual([3]);
+  });
+
+  it('writes a LIMIT as a literal, past maxShapes builds each run afresh, and refuses a limit that is no row count', async () => {
+    const byShape = new ReusableQueriesByShape<[kind: string], { run_at_us: number }>(2);
+    const first = (kind: string, n: number) =>
+      byShape.of(`limit:${n}`, (d, k) => d.selectFrom('jobs').select('run_at_us').where('kind', '=', k).orderBy('run_at_us').limit(literalLimit(n)))(db.kysely, kind);
+    for (let round = 0; round < 2; round++) {
+      for (const n of [1, 2, 3]) expect((await first('rq.a', n)).rows.map((r) => Number(r.run_at_us))).toEqual([1, 2, 4].slice(0, n));
+    }
+    expect(db.kysely.selectFrom('jobs').select('kind').limit(literalLimit(7)).compile().sql).toMatch(/limit 7$/);
+    for (const bad of [1.5, -1, Number.NaN, 2 ** 60]) expect(() => literalLimit(bad)).toThrow(/not a row limit/);
   });
 });

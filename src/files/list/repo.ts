@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import type { Db, DbOrTrx } from '../../db/connect.js';
 import { countersBatcher, readCounters, type ProjectCounts } from '../../db/project-counters.js';
 import type { ReadBatcher } from '../../db/read-batcher.js';
-import { ReusableQueriesByShape } from '../../db/reusable-query.js';
+import { literalLimit, ReusableQueriesByShape } from '../../db/reusable-query.js';
 import type { FileRecord } from '../../core/file-record.js';
 import { toRecord, type FilesEb } from '../file-row.js';
 
@@ -17,7 +17,7 @@ export interface FileTotals {
   unstored: number;
 }
 /** A page of the upload-time list without tags, by its shape's compiled query (`untaggedPage`). */
-type PageArgs = [projectId: number, afterUs: number | null, beforeUs: number | null, limit: number];
+type PageArgs = [projectId: number, afterUs: number | null, beforeUs: number | null];
 type PageQuery = (db: DbOrTrx, ...args: PageArgs) => Promise<QueryResult<Row>>;
 
 export interface ListQuery {
@@ -65,14 +65,14 @@ export class FileListRepo {
   async list(q: ListQuery): Promise<FileRecord[]> {
     // A `previous` page walks backwards from its cursor, then is flipped back into display order.
     const backwards = q.beforeUs !== null && q.afterUs === null;
-    const rows = (q.tags ?? []).length === 0 ? (await this.untaggedPage(q)(this.db, q.projectId, q.afterUs, q.beforeUs, q.limit)).rows : await this.taggedPage(q);
+    const rows = (q.tags ?? []).length === 0 ? (await this.untaggedPage(q)(this.db, q.projectId, q.afterUs, q.beforeUs)).rows : await this.taggedPage(q);
     const records = rows.map(toRecord);
     return backwards ? records.reverse() : records;
   }
 
   private untaggedPage(q: ListQuery): PageQuery {
-    const { removed, stored, desc, afterUs, beforeUs } = q;
-    return this.pageQueries.of(`${removed}:${stored}:${desc}:${afterUs !== null}:${beforeUs !== null}`, (db, projectId, after, before, limit) =>
+    const { removed, stored, desc, afterUs, beforeUs, limit } = q;
+    return this.pageQueries.of(`${removed}:${stored}:${desc}:${afterUs !== null}:${beforeUs !== null}:${limit}`, (db, projectId, after, before) =>
       this.pageOf(db, { projectId, removed, stored, desc, afterUs: afterUs === null ? null : after, beforeUs: beforeUs === null ? null : before, limit }),
     );
   }
@@ -93,7 +93,7 @@ export class FileListRepo {
     if (q.beforeUs !== null) s = s.where('uploaded_us', q.desc ? '>' : '<', q.beforeUs);
     const backwards = q.beforeUs !== null && q.afterUs === null;
     const desc = backwards ? !q.desc : q.desc;
-    return s.orderBy('uploaded_us', desc ? 'desc' : 'asc').limit(q.limit);
+    return s.orderBy('uploaded_us', desc ? 'desc' : 'asc').limit(literalLimit(q.limit));
   }
 
   async listBySize(q: SizeListQuery): Promise<FileRecord[]> {
@@ -110,7 +110,7 @@ export class FileListRepo {
     if (q.before) s = s.where(beyond(q.before, q.desc));
     const backwards = q.before !== null && q.after === null;
     const dir = (backwards ? !q.desc : q.desc) ? 'desc' : 'asc';
-    const rows = await s.orderBy('size', dir).orderBy('uploaded_us', dir).limit(q.limit).execute();
+    const rows = await s.orderBy('size', dir).orderBy('uploaded_us', dir).limit(literalLimit(q.limit)).execute();
     const records = rows.map(toRecord);
     return backwards ? records.reverse() : records;
   }
