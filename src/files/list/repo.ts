@@ -51,9 +51,9 @@ export class FileListRepo {
   /** PostgreSQL: the counters read by concurrent lists of a project in one round trip. */
   private readonly batchedCounters: ReadBatcher<number, ProjectCounts> | null;
   /**
-   * The untagged upload-time pages by shape (filters, order, which cursors are set): a handful of
-   * shapes, each built and compiled once (db/reusable-query.ts), where building and compiling the
-   * query cost about as much as SQLite running it (docs/performance.md).
+   * The untagged upload-time pages by shape (filters, order, which cursors are set, the LIMIT):
+   * few shapes in practice, each built and compiled once (db/reusable-query.ts), where building and
+   * compiling the query cost about as much as SQLite running it (docs/performance.md).
    */
   private readonly pageQueries = new ReusableQueriesByShape<PageArgs, Row>();
 
