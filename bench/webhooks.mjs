@@ -4,7 +4,12 @@
 // deliveries, and the server's CPU time per delivery over the burst (utime + stime from /proc: the
 // steadier figure on a shared machine); then events on an idle server one at a time: API answer ->
 // delivery, p50/p95.
-// SQLite by default; set STOWAGE_DATABASE_URL=postgres://… (and STOWAGE_DATABASE_SCHEMA) for PostgreSQL.
+// SQLite by default; set STOWAGE_DATABASE_URL=postgres://… (and STOWAGE_DATABASE_SCHEMA) for PostgreSQL:
+// then the CPU of every `postgres` process on this machine over the burst is printed too (other
+// users of the same PostgreSQL count in it).
+// BENCH_EVENTS (1000), BENCH_IDLE_SAMPLES (30); BENCH_NODE_ARGS for the server (bench/servers.mjs).
+// The burst's window is printed in CLOCK_MONOTONIC seconds (process.hrtime), for `perf record -k
+// CLOCK_MONOTONIC` of the whole run and `perf report --time <from>,<to>`.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -36,6 +41,27 @@ const receiver = http.createServer((req, res) => {
 });
 await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
 const target = `http://127.0.0.1:${receiver.address().port}`;
+/**
+ * CPU ticks (utime + stime) of each process named `postgres`, by pid (empty without PostgreSQL).
+ * Over the burst (postgresCpuTicks): a pid seen at both ends counts its difference, one started
+ * meanwhile (a connection the pool opened) all its ticks; one that exited meanwhile (another user's
+ * backend) none, instead of counting negative.
+ */
+const postgresTicks = () => {
+  const ticks = new Map();
+  if (!process.env.STOWAGE_DATABASE_URL) return ticks;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks.set(d, Number(f[11]) + Number(f[12]));
+    } catch { /* gone */ }
+  }
+  return ticks;
+};
+const postgresCpuTicks = (before, after) => [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
 const waitUntil = async (cond, timeoutMs) => {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
@@ -72,20 +98,25 @@ try {
   const uuids = [];
   while (uuids.length < EVENTS) uuids.push(...(await upload(Math.min(100, EVENTS - uuids.length), false)));
 
+  const mono0 = process.hrtime.bigint();
   const ticks0 = cpuTicks(s.pid);
+  const pgTicks0 = postgresTicks();
   const t0 = performance.now();
   for (let i = 0; i < uuids.length; i += 100) await call('PUT', '/files/storage/', JSON.stringify(uuids.slice(i, i + 100)));
   const stored = performance.now();
   await waitUntil(() => got.size >= 2 * EVENTS, 600_000);
   const cpuMs = ((cpuTicks(s.pid) - ticks0) * 1000) / CLK_TCK;
+  const pgCpuMs = (postgresCpuTicks(pgTicks0, postgresTicks()) * 1000) / CLK_TCK;
   const last = Math.max(...[...got.values()].map((t) => t[0]));
+  const monoLast = Number(mono0) / 1e9 + (last - t0) / 1000;
   await new Promise((r) => setTimeout(r, 2000)); // late duplicates would show up here
   const duplicates = [...got.values()].filter((t) => t.length > 1).length;
   console.log(`burst: ${EVENTS} file.stored x 2 subscriptions = ${2 * EVENTS} deliveries`);
   console.log(`  store calls took ${(stored - t0).toFixed(0)} ms; last delivery ${(last - t0).toFixed(0)} ms after the first call`);
   const rate = (2 * EVENTS) / ((last - t0) / 1000);
   const lost = 2 * EVENTS - got.size;
-  console.log(`  ${rate.toFixed(0)} deliveries/s; lost ${lost}; duplicated ${duplicates}; server CPU ${(cpuMs / (2 * EVENTS)).toFixed(3)} ms per delivery`);
+  console.log(`  ${rate.toFixed(0)} deliveries/s; lost ${lost}; duplicated ${duplicates}; server CPU ${(cpuMs / (2 * EVENTS)).toFixed(3)} ms per delivery${process.env.STOWAGE_DATABASE_URL ? `; PostgreSQL CPU ${(pgCpuMs / (2 * EVENTS)).toFixed(3)} ms per delivery` : ''}`);
+  console.log(`  burst window (CLOCK_MONOTONIC): ${(Number(mono0) / 1e9).toFixed(6)},${monoLast.toFixed(6)}`);
   console.log(`target (issue #19): >= 1000 deliveries/s ${rate >= 1000 ? 'MET' : 'MISSED'}; none lost, none duplicated ${lost === 0 && duplicates === 0 ? 'MET' : 'MISSED'}`);
 
   await new Promise((r) => setTimeout(r, 3000)); // idle

@@ -8,7 +8,8 @@ import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import { nowUs } from '../core/time.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
-import { enqueueMerged, type EnqueueOptions } from '../jobs/queue.js';
+import { enqueueCombinable } from '../jobs/enqueue-combined.js';
+import type { EnqueueOptions } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { buildPayload } from './payload.js';
 import type { ProjectRow } from '../projects/repo.js';
@@ -52,10 +53,11 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
       });
       // Committed with this job's completion: one commit per event, shared by concurrent events
       // (a burst of events is a burst of small writes), and one INSERT for the deliveries of all
-      // the fan-outs of that commit. Should the fan-out run again after a crash, the unique keys
+      // the fan-outs of that commit (on PostgreSQL one statement with their completions and the
+      // NOTIFY: enqueueCombinable). Should the fan-out run again after a crash, the unique keys
       // drop the repeats.
       outcome.alongsideMerged(
-        enqueueMerged,
+        enqueueCombinable,
         deliveries.map((delivery): EnqueueOptions<'webhook.deliver'> => ({
           kind: 'webhook.deliver',
           payload: delivery,

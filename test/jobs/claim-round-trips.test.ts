@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import { mergedWrite } from '../../src/db/group-commit.js';
+import { enqueueCombinable } from '../../src/jobs/enqueue-combined.js';
 import { enqueueMany, JobQueue, type ClaimOptions } from '../../src/jobs/queue.js';
 import { ProjectRepo } from '../../src/projects/repo.js';
 import { insertDeliveries, WebhookRepo, type NewDelivery } from '../../src/webhooks/repo.js';
@@ -190,6 +191,37 @@ describe.skipIf(!usingPostgres())('PostgreSQL fair claims: round trips', () => {
     // Was BEGIN, INSERT, UPDATE, COMMIT: one data-modifying statement, atomic on its own.
     expect(statements).toEqual(['WITH']);
     expect(await recordsOf(claimed.map((j) => j.id))).toEqual(claimed.map((j) => [j.id, 1]));
+  });
+
+  it("fan-outs' outcomes (the jobs they write, their NOTIFY and their completions) are one statement", async () => {
+    const kind = 'test.rt-fanout';
+    const child = 'test.rt-fanout-child';
+    await enqueueMany(db.kysely, jobs(kind, 'F', 2));
+    const q = new JobQueue(db);
+    const claimed = await q.claim('w', { kinds: [kind], limit: 2, leaseMs: 60_000 });
+    expect(claimed).toHaveLength(2);
+    // A repeat (a fan-out run again after a crash) is dropped by its unique key, the rest written.
+    await enqueueMany(db.kysely, [{ kind: child as `test.${string}`, payload: 'earlier', uniqueKey: `rt-fanout:${claimed[0]!.id}:a` }]);
+    const listener = new pg.Client({ connectionString: process.env.STOWAGE_DATABASE_URL });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (m) => heard.push(m.payload ?? ''));
+    await listener.query('LISTEN stowage_jobs');
+    try {
+      const childrenOf = (j: { id: number }) => ['a', 'b'].map((s) => ({ kind: child as `test.${string}`, payload: `${j.id}${s}`, uniqueKey: `rt-fanout:${j.id}:${s}` }));
+      const { result, statements } = await roundTrips(() => Promise.all(claimed.map((j) => q.complete(j, [mergedWrite(enqueueCombinable, childrenOf(j))]))));
+      expect(result).toEqual([true, true]);
+      // Was BEGIN, INSERT, SELECT pg_notify, UPDATE, COMMIT.
+      expect(statements).toEqual(['WITH']);
+      const [a, b] = claimed.map((j) => j.id);
+      const written = await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', child).orderBy('id').execute();
+      expect(written.map((r) => JSON.parse(r.payload))).toEqual(['earlier', `${a}b`, `${b}a`, `${b}b`]);
+      // Their NOTIFY, once for the kind, delivered at the statement's commit.
+      for (let i = 0; i < 100 && !heard.some((p) => p.endsWith(` ${child}`)); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(heard.filter((p) => p.endsWith(` ${child}`))).toHaveLength(1);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('a combined outcome answers false for a lost claim and still writes every attempt record', async () => {
