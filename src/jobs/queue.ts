@@ -25,7 +25,7 @@ import { completeClaims, fencedUpdate } from './queue/outcome.js';
 import type { ClaimedJob, ClaimedRow, ClaimOptions, ClaimRead, EnqueueOptions, OutcomeWrite } from './queue/types.js';
 
 // The queue's public face: its parts are in queue/ (types, enqueue, each store's claims, outcomes).
-export { enqueue, enqueueMany, enqueueMerged } from './queue/enqueue.js';
+export { enqueue, enqueueCombinable, enqueueMany, enqueueMerged } from './queue/enqueue.js';
 export { DEFAULT_MAX_ATTEMPTS, type ClaimedJob, type ClaimOptions, type ClaimRead, type ClaimReadRow, type EnqueueOptions, type OutcomeWrite } from './queue/types.js';
 
 export class JobQueue {

@@ -1,7 +1,9 @@
 /** Writing jobs: inside the caller's transaction, then waking the workers for the kinds due now. */
-import { PostgresAdapter, sql } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import type { MergedPart } from '../../db/combined-statement.js';
 import type { DbOrTrx } from '../../db/connect.js';
 import type { MergedStatement } from '../../db/group-commit.js';
+import type { Database } from '../../db/schema.js';
 import { nowUs } from '../../core/time.js';
 import type { JobKind } from '../kinds.js';
 import { JOBS_CHANNEL, localEnqueues } from '../wake.js';
@@ -21,6 +23,13 @@ export async function enqueue<K extends JobKind>(db: DbOrTrx, opts: EnqueueOptio
  */
 export async function enqueueMany<K extends JobKind>(db: DbOrTrx, jobs: readonly EnqueueOptions<K>[]): Promise<void> {
   if (jobs.length === 0) return;
+  const { query, due } = jobsInsert(db, jobs);
+  await query.execute();
+  for (const kind of due) await wake(db, kind);
+}
+
+/** The one INSERT of `jobs` and the kinds due now among them (to wake). */
+function jobsInsert(db: DbOrTrx, jobs: readonly EnqueueOptions[]) {
   const now = nowUs();
   const rows = jobs.map((opts) => ({
     kind: opts.kind,
@@ -31,13 +40,14 @@ export async function enqueueMany<K extends JobKind>(db: DbOrTrx, jobs: readonly
     fair_key: opts.fairKey ?? null,
     created_us: now,
   }));
-  let q = db.insertInto('jobs').values(rows);
+  let query = db.insertInto('jobs').values(rows);
   // A repeat of a unique key (a fan-out run again) is dropped, the rest of the rows still written.
-  if (rows.some((r) => r.unique_key !== null)) q = q.onConflict((oc) => oc.column('unique_key').doNothing());
-  await q.execute();
-  const due = new Set(rows.filter((r) => r.run_at_us <= now).map((r) => r.kind));
-  for (const kind of due) await wake(db, kind);
+  if (rows.some((r) => r.unique_key !== null)) query = query.onConflict((oc) => oc.column('unique_key').doNothing());
+  return { query, due: new Set(rows.filter((r) => r.run_at_us <= now).map((r) => r.kind)) };
 }
+
+/** The NOTIFY that wakes every node's workers (this one's too, through its LISTEN) for `kind`. */
+const notify = (kind: string): RawBuilder<unknown> => sql`pg_notify(${JOBS_CHANNEL}, current_schema() || ' ' || ${kind}::text)`;
 
 /**
  * enqueueMany as a merged statement (JobOutcome.alongsideMerged): the jobs that the outcomes of
@@ -47,6 +57,25 @@ export const enqueueMerged: MergedStatement<readonly EnqueueOptions[], void> = a
   await enqueueMany(db, lists.flat());
   return lists.map(() => undefined);
 };
+
+type JobLists = readonly (readonly EnqueueOptions[])[];
+
+/**
+ * enqueueMerged that can also join a group commit's combined statement on PostgreSQL
+ * (db/combined-statement.ts): the batch's jobs are one INSERT part, their NOTIFY its effect. A
+ * fan-out's outcome through enqueueMerged was a transaction: BEGIN, the delivery jobs' INSERT,
+ * pg_notify, the completions' UPDATE, COMMIT, five round trips in the node's group commit, in
+ * front of the deliveries' claims and outcomes. Combined it is one statement, atomic as a
+ * statement is; its notification is delivered at its commit, as a transaction's is at COMMIT.
+ * Only for jobs that nothing else in the batch depends on (the parts of a statement share one
+ * snapshot). SQLite runs it as enqueueMerged.
+ */
+export const enqueueCombinable: MergedStatement<readonly EnqueueOptions[], void> = Object.assign((db: Kysely<Database>, lists: JobLists) => enqueueMerged(db, lists), {
+  part: (db: Kysely<Database>, lists: JobLists): MergedPart<void> => {
+    const { query, due } = jobsInsert(db, lists.flat());
+    return { query, returnsRows: false, fromRows: () => lists.map(() => undefined), effects: [...due].map(notify) };
+  },
+});
 
 /**
  * Transactions that already sent a NOTIFY for a kind. PostgreSQL folds the identical
@@ -59,7 +88,7 @@ async function wake(db: DbOrTrx, kind: string): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   if (postgres) {
     const sent = db.isTransaction ? (notifiedIn.get(db) ?? new Set<string>()) : null;
-    if (!sent?.has(kind)) await sql`SELECT pg_notify(${JOBS_CHANNEL}, current_schema() || ' ' || ${kind}::text)`.execute(db);
+    if (!sent?.has(kind)) await sql`SELECT ${notify(kind)}`.execute(db);
     if (sent) notifiedIn.set(db, sent.add(kind));
   }
   if (!postgres || !db.isTransaction) localEnqueues.emit(kind);
