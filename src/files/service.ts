@@ -3,100 +3,48 @@
  * state change and the events it causes commit in one transaction; bytes are reclaimed by a job.
  */
 import type { Readable } from 'node:stream';
-import { withLocalFile } from '../blobs/local-file.js';
 import type { BlobStore } from '../blobs/store.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
-import { isUniqueViolation } from '../db/errors.js';
-import { GroupCommit } from '../db/group-commit.js';
 import type { ReadBatchStats } from '../db/read-batcher.js';
-import { addDeltas, adjustCounters, fileMove, fileState, type CounterDelta } from '../db/project-counters.js';
 import { FileRepo, type ListQuery, type SizeListQuery } from './repo.js';
 import { ContentRepo } from './contents/repo.js';
 import { FileRecordCache } from './record-cache.js';
 import { uuidInKey } from '../blobs/sweep.js';
 import type { SearchCursor, SearchQuery } from './search-query.js';
-import { enqueue } from '../jobs/queue.js';
-import { INSPECT_HEAD_BYTES, inspectFile, inspectHead, type Inspection } from '../media/pipeline/inspect.js';
-import { AppError } from '../core/errors.js';
 import { FileEventOutbox } from '../jobs/event-outbox.js';
-import { systemInitiator, type FileEvent, type Initiator } from '../jobs/file-events.js';
-import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type AppdataEntry, type FileRecord, type StoreChoice } from '../core/file-record.js';
-import { declaredMimeType } from '../core/declared-type.js';
-import { newUuid, parseUuid } from '../core/ids.js';
-import { validateKeyCount, validateMetadataKey, validateMetadataValue } from '../core/metadata.js';
+import type { Initiator } from '../jobs/file-events.js';
+import type { FileRecord } from '../core/file-record.js';
+import { parseUuid } from '../core/ids.js';
 import type { ProjectRow } from '../projects/service.js';
-import { formatUs, nowUs } from '../core/time.js';
-import { checkTagCount, diffTags, type TagChange } from '../core/tags.js';
+import type { TagChange } from '../core/tags.js';
+import { FileEdits, type AddonResultWrite } from './edits.js';
+import { FileIngest, type IngestOptions, type StagedBlob, type UploadHook } from './ingest.js';
+import { fileNotFound, FileLifecycle } from './lifecycle.js';
 
-export const BLOB_DELETE_JOB = 'blob.delete';
-export const EXPIRY_SWEEP_JOB = 'files.expire';
-
-export interface IngestOptions {
-  originalFilename: string | undefined;
-  /** The Content-Type the client gave the file (part header, multipart `content_type`, remote response); null when none. */
-  declaredType: string | null;
-  store: StoreChoice;
-  metadata: Record<string, string>;
-  maxBytes: number;
-  onTooLarge: () => Error;
-  initiator: Initiator;
-  sourceUrl?: string | null;
-  /** The new file's uuid when the caller chose it in advance (a conversion answers it at once). */
-  uuid?: string;
-  /** Normalized tags (core/tags.ts); none when absent. */
-  tags?: string[];
-}
-
-export interface StagedBlob {
-  uuid: string;
-  blobKey: string;
-  size: number;
-  md5: string;
-  /** Content address: a committed row shares the project's blob with the same SHA-256, if any. */
-  sha256: string;
-  /** The first bytes (inspect.ts's INSPECT_HEAD_BYTES), kept as they streamed in, when the store returned them. */
-  head?: Buffer;
-}
-
-/** Work that must commit with a new file's row (add-ons run on upload enqueue theirs here). */
-export type UploadHook = (trx: DbOrTrx, file: FileRecord, initiator: Initiator) => Promise<void>;
-
-/** An add-on's result for `appdata.<name>` and what else it asks for (see writeAddonResult). */
-export interface AddonResultWrite {
-  name: string;
-  version: string;
-  data: unknown;
-  initiator: Initiator;
-  /** Also record `file.infected`. */
-  infected: boolean;
-  /** Remove the file in the same transaction (its `file.deleted` follows the appdata events). */
-  remove: boolean;
-}
-
-export const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
+// FileService is the feature's one service; its parts: new files (ingest.ts), stored and removed
+// files (lifecycle.ts), metadata, appdata and tags (edits.ts). The reads are here.
+export { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB, fileNotFound } from './lifecycle.js';
+export type { AddonResultWrite } from './edits.js';
+export type { IngestOptions, StagedBlob, UploadHook } from './ingest.js';
 
 export class FileService {
   private readonly repo: FileRepo;
   private readonly contents: ContentRepo;
-  private readonly removedListeners = new Set<(uuid: string) => void>();
-  private readonly uploadHooks: UploadHook[] = [];
-  /**
-   * New files' rows commit in groups: uploads whose bytes are durable while another upload's row is
-   * committing share the next transaction, so concurrent uploads share one durable commit (one
-   * WAL fsync on SQLite) instead of queueing for one each. Each still answers only after its row
-   * committed; a failing row fails alone (group-commit.ts runs the rest again).
-   */
-  private readonly rowCommits: GroupCommit;
   /** Records of the REST reads of one file, valid while the store's change stamp holds. */
   private readonly readCache: FileRecordCache;
   /** Where this service's changes write their file events (app.ts tells it who listens). */
   readonly events = new FileEventOutbox();
+  private readonly ingestion: FileIngest;
+  private readonly lifecycle: FileLifecycle;
+  private readonly edits: FileEdits;
 
-  constructor(private readonly db: Db, readonly blobs: BlobStore) {
+  constructor(db: Db, readonly blobs: BlobStore) {
     this.readCache = new FileRecordCache(() => db.changeStamp());
     this.repo = new FileRepo(db);
     this.contents = new ContentRepo(db);
-    this.rowCommits = new GroupCommit(db);
+    this.ingestion = new FileIngest(db, blobs, this.repo, this.contents, this.events);
+    this.lifecycle = new FileLifecycle(db, blobs, this.repo, this.contents, this.events);
+    this.edits = new FileEdits(db, this.repo, this.events, this.lifecycle);
   }
 
   /**
@@ -104,118 +52,32 @@ export class FileService {
    * row). Returns the unsubscribe function.
    */
   onRemoved(listener: (uuid: string) => void): () => void {
-    this.removedListeners.add(listener);
-    return () => void this.removedListeners.delete(listener);
+    return this.lifecycle.onRemoved(listener);
   }
 
   /** Adds work to the transaction of every new file's row (it fails the upload if it throws). */
   onUpload(hook: UploadHook): void {
-    this.uploadHooks.push(hook);
+    this.ingestion.onUpload(hook);
   }
 
-  private removed(uuid: string): void {
-    for (const listener of this.removedListeners) listener(uuid);
+  /** Streams bytes in, makes them durable, inspects them, then commits the row (ingest.ts). */
+  ingest(project: ProjectRow, source: Readable, opts: IngestOptions): Promise<FileRecord> {
+    return this.ingestion.ingest(project, source, opts);
   }
 
-  /** Streams bytes in, makes them durable, inspects them, then commits the row (in that order). */
-  async ingest(project: ProjectRow, source: Readable, opts: IngestOptions): Promise<FileRecord> {
-    const staged = await this.stage(source, opts.maxBytes, opts.onTooLarge, opts.uuid);
-    return this.commit(project, staged, opts);
-  }
-
-  /**
-   * First half of an upload: the bytes become durable under a fresh uuid, with no row yet. A crash
-   * after this leaves only unreferenced bytes, never a row without bytes.
-   */
-  async stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid = newUuid()): Promise<StagedBlob> {
-    const blobKey = fileBlobKey(uuid);
-    // fresh: no row names this key until commit() (a crash in between leaves bytes the sweep reclaims).
-    const { size, md5, sha256, head } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge, keepHead: INSPECT_HEAD_BYTES, fresh: true });
-    return { uuid, blobKey, size, md5, sha256, ...(head ? { head } : {}) };
+  /** First half of an upload: the bytes become durable under a fresh uuid, with no row yet (ingest.ts). */
+  stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid?: string): Promise<StagedBlob> {
+    return this.ingestion.stage(source, maxBytes, onTooLarge, uuid);
   }
 
   /** Drops staged bytes that will never get a row (the request failed after staging). */
-  async discard(staged: StagedBlob[]): Promise<void> {
-    await Promise.all(staged.map((s) => this.blobs.delete(s.blobKey).catch(() => undefined)));
+  discard(staged: StagedBlob[]): Promise<void> {
+    return this.ingestion.discard(staged);
   }
 
-  /**
-   * Second half: inspect the staged bytes and commit the row with its events. The row points at
-   * the project's blob with the same SHA-256 when there is one (the staged copy is then dropped
-   * once the row is committed), else at the staged bytes, which become that blob (docs/storage.md).
-   */
-  async commit(project: ProjectRow, staged: StagedBlob, opts: Omit<IngestOptions, 'maxBytes' | 'onTooLarge'>): Promise<FileRecord> {
-    try {
-      const inspection = await this.inspect(staged);
-      const original = cleanOriginalFilename(opts.originalFilename);
-      const stored = opts.store === 'auto' ? project.autostore : opts.store;
-      const record: FileRecord = {
-        uuid: staged.uuid,
-        projectId: project.id,
-        uploadedUs: 0,
-        storedUs: null,
-        removedUs: null,
-        size: staged.size,
-        mimeType: inspection.mimeType,
-        declaredType: declaredMimeType(opts.declaredType, original),
-        originalFilename: original,
-        filename: sanitizeFilename(original),
-        isImage: inspection.isImage,
-        isReady: true,
-        contentInfo: inspection.contentInfo,
-        metadata: opts.metadata,
-        appdata: {},
-        blobKey: staged.blobKey,
-        md5: staged.md5,
-        sourceUrl: opts.sourceUrl ?? null,
-        tags: opts.tags ?? [],
-      };
-      const file = await this.insertWithUniqueTime(record, staged.sha256, stored, opts.initiator);
-      // Another file's blob holds these bytes: the staged copy is a duplicate no row names. A crash
-      // before this delete leaves it to the leftovers sweep.
-      if (file.blobKey !== staged.blobKey) await this.discard([staged]);
-      return file;
-    } catch (err) {
-      // No row points at these bytes: reclaim them now rather than leave an orphan.
-      await this.discard([staged]);
-      throw err;
-    }
-  }
-
-  /** From the head kept during the upload when there is one: most types need no read of the file. */
-  private async inspect(staged: StagedBlob): Promise<Inspection> {
-    const withPath = (fn: (path: string) => Promise<Inspection>) => withLocalFile(this.blobs, staged.blobKey, fn);
-    return staged.head ? inspectHead(staged.head, withPath) : withPath((path) => inspectFile(path));
-  }
-
-  /**
-   * Upload times are unique per project so the list cursor is exact. Within a process nowUs() is
-   * strictly increasing; across processes a collision is retried with a fresh time.
-   */
-  private async insertWithUniqueTime(record: FileRecord, sha256: string, stored: boolean, initiator: Initiator): Promise<FileRecord> {
-    for (let attempt = 0; ; attempt++) {
-      const t = nowUs();
-      let row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
-      try {
-        await this.rowCommits.run(async (trx) => {
-          const stagedKey = record.blobKey as string;
-          const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
-          row = { ...row, blobKey };
-          await this.repo.insert(trx, row);
-          // Both events in one call: their audience is one read, their jobs one insert.
-          const uploaded: FileEvent = { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator };
-          await this.events.recordMany(trx, stored ? [uploaded, { ...uploaded, event: 'file.stored' }] : [uploaded]);
-          for (const hook of this.uploadHooks) await hook(trx, row, initiator);
-          await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
-        });
-        // Its text joins the search index with the next batch (a search indexes it first anyway).
-        this.repo.textIndex.soon();
-        return row;
-      } catch (err) {
-        if (attempt < 5 && isUniqueViolation(err)) continue;
-        throw err;
-      }
-    }
+  /** Second half: inspect the staged bytes and commit the row with its events (ingest.ts). */
+  commit(project: ProjectRow, staged: StagedBlob, opts: Omit<IngestOptions, 'maxBytes' | 'onTooLarge'>): Promise<FileRecord> {
+    return this.ingestion.commit(project, staged, opts);
   }
 
   /** For the REST reads of one file: the record may come from this node's cache (record-cache.ts) and is frozen. */
@@ -303,229 +165,45 @@ export class FileService {
     return this.repo.totals(projectId);
   }
 
-  async store(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
-    return this.db.transaction(async (trx) => {
-      const file = await this.lockOrThrow(trx, projectId, uuid);
-      const stored = await this.storeLocked(trx, file, initiator);
-      await adjustCounters(trx, projectId, moveOf(file, stored));
-      return stored;
-    });
-  }
-
-  private async storeLocked(trx: DbOrTrx, file: FileRecord, initiator: Initiator): Promise<FileRecord> {
-    if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed and can not be stored.');
-    if (file.storedUs !== null) return file;
-    const t = nowUs();
-    await this.repo.update(trx, file.projectId, file.uuid, { stored_us: t });
-    await this.events.record(trx, { projectId: file.projectId, event: 'file.stored', uuid: file.uuid, initiator });
-    return { ...file, storedUs: t };
+  store(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
+    return this.lifecycle.store(projectId, uuid, initiator);
   }
 
   /** Marks the file removed at once; its bytes are reclaimed by a job in the same transaction. */
-  async remove(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
-    const removed = await this.db.transaction(async (trx) => {
-      const file = await this.lockOrThrow(trx, projectId, uuid);
-      const removed = await this.removeLocked(trx, file, initiator, 'file.deleted');
-      await adjustCounters(trx, projectId, moveOf(file, removed));
-      return removed;
-    });
-    this.removed(removed.uuid);
-    return removed;
+  remove(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
+    return this.lifecycle.remove(projectId, uuid, initiator);
   }
 
-  private async removeLocked(trx: DbOrTrx, file: FileRecord, initiator: Initiator, event: 'file.deleted' | null): Promise<FileRecord> {
-    if (file.removedUs !== null) return file;
-    const t = nowUs();
-    await this.repo.update(trx, file.projectId, file.uuid, { removed_us: t, stored_us: null });
-    if (file.blobKey) await enqueue(trx, { kind: BLOB_DELETE_JOB, payload: { projectId: file.projectId, uuid: file.uuid, blobKey: file.blobKey } });
-    if (event) await this.events.record(trx, { projectId: file.projectId, event, uuid: file.uuid, initiator });
-    return { ...file, removedUs: t, storedUs: null };
+  /** Batch store / delete: per-id problems instead of failing the whole request (lifecycle.ts). */
+  batch(projectId: number, ids: string[], action: 'store' | 'remove', initiator: Initiator): Promise<{ problems: Record<string, string>; result: FileRecord[] }> {
+    return this.lifecycle.batch(projectId, ids, action, initiator);
   }
 
-  /**
-   * Batch store / delete: per-id problems instead of failing the whole request. The files are
-   * locked in one query, and a store writes all its rows and events in one statement each: on
-   * PostgreSQL every statement is a round trip, and a store of 100 files made about 400 of them
-   * one after the other (the webhook burst's first 2 s, docs/performance.md).
-   */
-  async batch(projectId: number, ids: string[], action: 'store' | 'remove', initiator: Initiator): Promise<{ problems: Record<string, string>; result: FileRecord[] }> {
-    const problems: Record<string, string> = {};
-    const wanted = new Map<string, string>();
-    for (const raw of ids) {
-      const id = parseUuid(raw);
-      if (!id) problems[raw] = 'Invalid';
-      else wanted.set(id, raw);
-    }
-    const result: FileRecord[] = [];
-    await this.db.transaction(async (trx) => {
-      const locked = await this.repo.getManyForUpdate(trx, projectId, [...wanted.keys()]);
-      const moves: CounterDelta[] = [];
-      const toStore: FileRecord[] = [];
-      const t = nowUs();
-      for (const [id, raw] of wanted) {
-        const file = locked.get(id);
-        if (!file) {
-          problems[raw] = 'Missing in the project';
-          continue;
-        }
-        if (action === 'store' && file.removedUs !== null) {
-          problems[raw] = 'File is removed';
-          continue;
-        }
-        let changed = file;
-        if (action === 'remove') changed = await this.removeLocked(trx, file, initiator, 'file.deleted');
-        else if (file.storedUs === null) toStore.push((changed = { ...file, storedUs: t }));
-        moves.push(moveOf(file, changed));
-        result.push(changed);
-      }
-      await this.storeMany(trx, projectId, toStore, t, initiator);
-      await adjustCounters(trx, projectId, addDeltas(...moves));
-    });
-    if (action === 'remove') for (const f of result) this.removed(f.uuid);
-    return { problems, result };
+  setMetadataKey(projectId: number, uuid: string, key: string, value: unknown, initiator: Initiator): Promise<{ value: string; created: boolean }> {
+    return this.edits.setMetadataKey(projectId, uuid, key, value, initiator);
   }
 
-  /** storeLocked for several locked, unstored files of one project: one UPDATE, one INSERT of events. */
-  private async storeMany(trx: DbOrTrx, projectId: number, files: FileRecord[], t: number, initiator: Initiator): Promise<void> {
-    if (files.length === 0) return;
-    await this.repo.markStored(trx, projectId, files.map((f) => f.uuid), t);
-    await this.events.recordMany(trx, files.map((f) => ({ projectId, event: 'file.stored' as const, uuid: f.uuid, initiator })));
+  deleteMetadataKey(projectId: number, uuid: string, key: string, initiator: Initiator): Promise<void> {
+    return this.edits.deleteMetadataKey(projectId, uuid, key, initiator);
   }
 
-  async setMetadataKey(projectId: number, uuid: string, key: string, value: unknown, initiator: Initiator): Promise<{ value: string; created: boolean }> {
-    validateMetadataKey(key);
-    const clean = validateMetadataValue(key, value);
-    return this.db.transaction(async (trx) => {
-      const file = await this.lockOrThrow(trx, projectId, uuid);
-      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
-      const previous = file.metadata[key];
-      const created = previous === undefined;
-      if (created) validateKeyCount(Object.keys(file.metadata).length + 1);
-      if (previous === clean) return { value: clean, created };
-      const metadata = { ...file.metadata, [key]: clean };
-      await this.repo.update(trx, projectId, file.uuid, { metadata: JSON.stringify(metadata) });
-      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous ?? null } } });
-      return { value: clean, created };
-    });
+  /** Writes `appdata.<name>` with its events, and `alongside`, in one transaction (edits.ts). */
+  writeAddonResult(projectId: number, uuid: string, w: AddonResultWrite, alongside: (trx: DbOrTrx, written: boolean) => Promise<void>): Promise<boolean> {
+    return this.edits.writeAddonResult(projectId, uuid, w, alongside);
   }
 
-  async deleteMetadataKey(projectId: number, uuid: string, key: string, initiator: Initiator): Promise<void> {
-    validateMetadataKey(key);
-    await this.db.transaction(async (trx) => {
-      const file = await this.lockOrThrow(trx, projectId, uuid);
-      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
-      const previous = file.metadata[key];
-      if (previous === undefined) throw fileNotFound();
-      const { [key]: _dropped, ...metadata } = file.metadata;
-      await this.repo.update(trx, projectId, file.uuid, { metadata: JSON.stringify(metadata) });
-      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { metadata: { [key]: previous } } });
-    });
-  }
-
-  /**
-   * Writes `appdata.<name>` with its `file.info_updated` event (previous value: the old entry or
-   * null), `file.infected` and the removal when asked, and `alongside` (the add-on execution's
-   * final state), all in one transaction. A missing or removed file gets no write: `alongside`
-   * runs with `written` false.
-   */
-  async writeAddonResult(projectId: number, uuid: string, w: AddonResultWrite, alongside: (trx: DbOrTrx, written: boolean) => Promise<void>): Promise<boolean> {
-    let removedUuid: string | null = null;
-    const written = await this.db.transaction(async (trx) => {
-      const file = await this.repo.getForUpdate(trx, projectId, uuid);
-      if (!file || file.removedUs !== null) {
-        await alongside(trx, false);
-        return false;
-      }
-      const previous = file.appdata[w.name] ?? null;
-      const now = formatUs(nowUs());
-      const entry: AppdataEntry = { data: w.data, version: w.version, datetime_created: previous?.datetime_created ?? now, datetime_updated: now };
-      const appdata = { ...file.appdata, [w.name]: entry };
-      await this.repo.setAppdata(trx, projectId, file.uuid, appdata);
-      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator: w.initiator, previousValues: { appdata: { [w.name]: previous } } });
-      if (w.infected) await this.events.record(trx, { projectId, event: 'file.infected', uuid: file.uuid, initiator: w.initiator });
-      if (w.remove) {
-        const removed = await this.removeLocked(trx, { ...file, appdata }, w.initiator, 'file.deleted');
-        removedUuid = file.uuid;
-        await adjustCounters(trx, projectId, moveOf(file, removed));
-      }
-      await alongside(trx, true);
-      return true;
-    });
-    if (removedUuid) this.removed(removedUuid);
-    return written;
-  }
-
-  /**
-   * Tags: `replace` sets the whole list, `update` deletes then adds (wire-reference §2.13). A
-   * change commits with its file.info_updated event (previous_values.tags = the list before).
-   */
-  async changeTags(projectId: number, uuid: string, change: { replace: string[] } | { add: string[]; delete: string[] }, initiator: Initiator): Promise<TagChange> {
-    return this.db.transaction(async (trx) => {
-      const file = await this.lockOrThrow(trx, projectId, uuid);
-      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its tags can not be changed.');
-      const before = file.tags;
-      let after: string[];
-      if ('replace' in change) after = change.replace;
-      else {
-        const kept = before.filter((t) => !change.delete.includes(t));
-        after = [...kept, ...change.add.filter((t) => !kept.includes(t))];
-      }
-      const result = diffTags(before, checkTagCount([...new Set(after)]));
-      if (result.added.length === 0 && result.deleted.length === 0) return { ...result, tags: before };
-      await this.repo.setTags(trx, projectId, file.uuid, result);
-      await this.events.record(trx, { projectId, event: 'file.info_updated', uuid: file.uuid, initiator, previousValues: { tags: before } });
-      return result;
-    });
+  /** Tags: `replace` sets the whole list, `update` deletes then adds (edits.ts). */
+  changeTags(projectId: number, uuid: string, change: { replace: string[] } | { add: string[]; delete: string[] }, initiator: Initiator): Promise<TagChange> {
+    return this.edits.changeTags(projectId, uuid, change, initiator);
   }
 
   /** Expiry sweep: unstored files older than the TTL become removed; their bytes go by job. */
-  async expireUnstored(ttlMs: number, batchSize = 500): Promise<number> {
-    const cutoff = nowUs() - ttlMs * 1000;
-    let total = 0;
-    for (;;) {
-      const due = await this.repo.expired(cutoff, batchSize);
-      if (due.length === 0) return total;
-      const expired: string[] = [];
-      await this.db.transaction(async (trx) => {
-        expired.length = 0;
-        const moves = new Map<number, CounterDelta[]>();
-        for (const { uuid, projectId } of due) {
-          const file = await this.repo.getForUpdate(trx, projectId, uuid);
-          // Re-check under the lock: it may have been stored or removed since the scan.
-          if (file && file.storedUs === null && file.removedUs === null) {
-            const removed = await this.removeLocked(trx, file, systemInitiator(), null);
-            moves.set(projectId, [...(moves.get(projectId) ?? []), moveOf(file, removed)]);
-            expired.push(uuid);
-          }
-        }
-        // In project order: two sweeps (on two nodes) never wait on each other's counter rows in a cycle.
-        for (const projectId of [...moves.keys()].sort((a, b) => a - b)) await adjustCounters(trx, projectId, addDeltas(...moves.get(projectId)!));
-      });
-      for (const uuid of expired) this.removed(uuid);
-      total += expired.length;
-      if (due.length < batchSize) return total;
-    }
+  expireUnstored(ttlMs: number, batchSize?: number): Promise<number> {
+    return this.lifecycle.expireUnstored(ttlMs, batchSize);
   }
 
-  /**
-   * Job body: the removed file forgets its key, and the bytes go once no other file uses them. The
-   * delete follows the commit, so a crash in between leaves unreferenced bytes (swept), never a row
-   * without bytes. Idempotent: a rerun finds the key forgotten and deletes the bytes again.
-   */
-  async reclaimBytes(projectId: number, uuid: string, blobKey: string): Promise<void> {
-    const unused = await this.db.transaction((trx) => this.contents.release(trx, projectId, uuid, blobKey));
-    if (unused) await this.blobs.delete(blobKey);
+  /** Job body: the removed file forgets its key, and the bytes go once no other file uses them (lifecycle.ts). */
+  reclaimBytes(projectId: number, uuid: string, blobKey: string): Promise<void> {
+    return this.lifecycle.reclaimBytes(projectId, uuid, blobKey);
   }
-
-  private async lockOrThrow(trx: DbOrTrx, projectId: number, uuid: string): Promise<FileRecord> {
-    const id = parseUuid(uuid);
-    const file = id ? await this.repo.getForUpdate(trx, projectId, id) : null;
-    if (!file) throw fileNotFound();
-    return file;
-  }
-}
-
-/** The counters' move of a file changed by storeLocked / removeLocked (empty when it was already there). */
-function moveOf(before: FileRecord, after: FileRecord): CounterDelta {
-  return fileMove(fileState(before), fileState(after));
 }
