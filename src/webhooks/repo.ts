@@ -1,7 +1,7 @@
 /** Queries of the webhooks tables: subscriptions and delivery-attempt records. */
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { MergedStatement } from '../db/group-commit.js';
-import { reusableQuery, type QueryArg } from '../db/reusable-query.js';
+import { ReusableQueriesByShape, type QueryArg } from '../db/reusable-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables/webhooks.js';
@@ -57,16 +57,9 @@ function activeEventsBuilt(db: DbOrTrx, projectId: QueryArg, active: QueryArg, .
 /**
  * activeEvents' statement, compiled once per number of events asked (every upload asks one or two):
  * building it with Kysely on each upload was the largest query build left on an upload's path.
+ * The first four counts asked are kept; past that, a count is built per run.
  */
-const activeEventsQueries = new Map<number, ReturnType<typeof reusableQuery<[QueryArg, QueryArg, ...QueryArg[]], { event: string }>>>();
-const MAX_PREBUILT_EVENTS = 4;
-
-function activeEventsQuery(count: number) {
-  if (count > MAX_PREBUILT_EVENTS) return null;
-  let query = activeEventsQueries.get(count);
-  if (!query) activeEventsQueries.set(count, (query = reusableQuery(activeEventsBuilt)));
-  return query;
-}
+const activeEventsQueries = new ReusableQueriesByShape<[QueryArg, QueryArg, ...QueryArg[]], { event: string }>(4);
 
 export class WebhookRepo {
   private readonly db: Kysely<Database>;
@@ -91,8 +84,7 @@ export class WebhookRepo {
    */
   async activeEvents<E extends string>(db: DbOrTrx, projectId: number, events: readonly E[]): Promise<Set<E>> {
     if (events.length === 0) return new Set();
-    const query = activeEventsQuery(events.length);
-    const { rows } = query ? await query(db, projectId, 1, ...events) : { rows: await activeEventsBuilt(db, projectId, 1, ...events).execute() };
+    const { rows } = await activeEventsQueries.of(String(events.length), activeEventsBuilt)(db, projectId, 1, ...events);
     // The query matched only `events`: each row's event is one of them.
     return new Set(rows.map((r) => r.event as E));
   }
