@@ -92,14 +92,11 @@ export async function readCounters(db: DbOrTrx, projectId: number): Promise<Proj
  * transactions only; as fresh as a lone read made when asked.
  */
 export function countersBatcher(db: Kysely<Database>): ReadBatcher<number, ProjectCounts> {
-  return new ReadBatcher<number, ProjectCounts>(
-    async (projectIds) => {
-      const { rows } = await db.executeQuery<CountersRow>(CompiledQuery.raw('SELECT * FROM project_counters WHERE project_id = ANY($1::bigint[])', [projectIds]));
-      const byProject = new Map(rows.map((r) => [Number(r.project_id), countsOf(r)]));
-      return new Map(projectIds.map((id) => [id, byProject.get(id) ?? countsOf(undefined)]));
-    },
-    { maxInFlight: 4, maxBatch: 128 },
-  );
+  return new ReadBatcher<number, ProjectCounts>(async (projectIds) => {
+    const { rows } = await db.executeQuery<CountersRow>(CompiledQuery.raw('SELECT * FROM project_counters WHERE project_id = ANY($1::bigint[])', [projectIds]));
+    const byProject = new Map(rows.map((r) => [Number(r.project_id), countsOf(r)]));
+    return new Map(projectIds.map((id) => [id, byProject.get(id) ?? countsOf(undefined)]));
+  });
 }
 
 function countsOf(r: CountersRow | undefined): ProjectCounts {

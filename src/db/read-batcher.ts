@@ -24,6 +24,12 @@ export interface ReadBatcherOptions {
   maxBatch: number;
 }
 
+/**
+ * The store's batched reads (file rows, project counters): a share of the PostgreSQL pool's 10
+ * connections (db/connect.ts), leaving the rest to writes.
+ */
+export const STORE_READ_BATCHING: ReadBatcherOptions = { maxInFlight: 4, maxBatch: 128 };
+
 interface Waiter<V> {
   resolve(value: V | undefined): void;
   reject(err: unknown): void;
@@ -45,7 +51,7 @@ export class ReadBatcher<K, V> {
 
   constructor(
     private readonly read: BatchRead<K, V>,
-    private readonly options: ReadBatcherOptions,
+    private readonly options: ReadBatcherOptions = STORE_READ_BATCHING,
   ) {}
 
   /** The value the batch read gives for `key`, or undefined when it gives none. */

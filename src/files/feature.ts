@@ -18,7 +18,7 @@ export function filesFeature(ctx: AppContext): Feature {
   const infoAnswer = fileInfoAnswers(ctx);
   const batches = ctx.files.readBatchStats();
   if (batches) {
-    ctx.metrics.gauge('stowage_file_reads_batched', 'File lookups by uuid sent through the batched read since the node started (PostgreSQL; files/batched-rows.ts)', () => batches.asked);
+    ctx.metrics.gauge('stowage_file_reads_batched', 'File lookups by uuid sent through the batched read since the node started (PostgreSQL; db/read-batcher.ts)', () => batches.asked);
     ctx.metrics.gauge('stowage_file_read_batches', 'Queries those batched lookups took', () => batches.batches);
   }
   return {

@@ -4,8 +4,7 @@ import type { SearchCursor, SearchQuery } from './search-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { reusableQuery } from '../db/reusable-query.js';
-import type { ReadBatcher, ReadBatchStats } from '../db/read-batcher.js';
-import { fileRowBatcher } from './batched-rows.js';
+import { ReadBatcher, type ReadBatchStats } from '../db/read-batcher.js';
 import { DeferredTextIndex } from './text/repo.js';
 import type { FileRecord } from '../core/file-record.js';
 import { insertLabels, replaceLabels } from './labels/repo.js';
@@ -33,7 +32,11 @@ export class FileRepo {
   );
   private readonly fileByUuid = reusableQuery((db: DbOrTrx, uuid: string) => db.selectFrom('files').selectAll().where('uuid', '=', uuid));
 
-  /** PostgreSQL: the lookups by uuid outside a transaction, batched (batched-rows.ts). */
+  /**
+   * PostgreSQL: the lookups by uuid made outside a transaction (every file info and CDN request),
+   * read together when they arrive together (db/read-batcher.ts). SQLite's reads are a synchronous
+   * call in this process, with nothing to save by batching.
+   */
   private readonly batchedRows: ReadBatcher<string, Row> | null;
 
   /** SQLite: new files' text joins the trigram index in batches (text/repo.ts). */
@@ -43,10 +46,7 @@ export class FileRepo {
 
   constructor(private readonly store: Db) {
     this.db = store.kysely;
-    this.batchedRows =
-      store.dialect === 'postgres'
-        ? fileRowBatcher(async (uuids) => (await this.db.executeQuery<Row>(CompiledQuery.raw('SELECT * FROM files WHERE uuid = ANY($1::text[])', [uuids]))).rows)
-        : null;
+    this.batchedRows = store.dialect === 'postgres' ? new ReadBatcher((uuids) => this.rowsByUuid(uuids)) : null;
     this.textIndex = new DeferredTextIndex(store);
     this.lists = new FileListRepo(store);
     this.searches = new FileSearchRepo(store, this.textIndex);
@@ -72,6 +72,11 @@ export class FileRepo {
       await db.deleteFrom('file_tags').where('project_id', '=', projectId).where('uuid', '=', uuid).where('tag', 'in', change.deleted).execute();
     }
     if (change.added.length > 0) await db.insertInto('file_tags').values(change.added.map((tag) => ({ project_id: projectId, tag, uuid }))).execute();
+  }
+
+  private async rowsByUuid(uuids: readonly string[]): Promise<Map<string, Row>> {
+    const { rows } = await this.db.executeQuery<Row>(CompiledQuery.raw('SELECT * FROM files WHERE uuid = ANY($1::text[])', [uuids]));
+    return new Map(rows.map((r) => [r.uuid, r]));
   }
 
   /** The batched lookups' counts; null on SQLite, which reads without batching. */

@@ -151,18 +151,9 @@ export class FileService {
     return kept;
   }
 
-  count(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<number> {
-    return this.repo.count(q);
-  }
-
-  /** The REST list's `total` (as `count`) and `totals` (as `totals`), the project's counters read once. */
+  /** The REST list's `total` and `totals`, the project's counters read once (list/repo.ts). */
   countAndTotals(q: Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>): Promise<{ total: number; totals: { removed: number; stored: number; unstored: number } }> {
     return this.repo.countAndTotals(q);
-  }
-
-  /** Counts of the project's removed, stored and unstored files (REST list `totals`). */
-  totals(projectId: number): Promise<{ removed: number; stored: number; unstored: number }> {
-    return this.repo.totals(projectId);
   }
 
   store(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {

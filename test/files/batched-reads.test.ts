@@ -1,6 +1,6 @@
 /**
  * File lookups by uuid that arrive together (REST file info, the CDN's lookup) are answered from
- * one batched query on PostgreSQL (src/files/batched-rows.ts, src/db/read-batcher.ts). On both
+ * one batched query on PostgreSQL (src/files/repo.ts, src/db/read-batcher.ts). On both
  * stores: a burst of concurrent reads over two projects answers each request with its own file,
  * another project's file and an unknown uuid are 404 (the project check holds inside a batch), the
  * CDN serves the same bytes, and a read made right after a write sees it. On PostgreSQL the
