@@ -1,16 +1,10 @@
 /**
- * The main thread's side of the digest thread (digest-worker.ts): one worker thread per process,
- * started on first use, that computes whole-file MD5 + SHA-256 from byte ranges of local files:
- * in-place multipart uploads (src/uploads/multipart/running-digest.ts) and large bodies written
- * to disk, such as a direct upload's (written-digest.ts).
- * MD5 is sequential, so one upload's digest can use one core at most; what this buys is that the
- * core is not the one receiving the parts (hashing on the main thread, it spent 5.2-5.5 s of CPU
- * per GiB while the parts arrived, docs/performance.md). One thread serves every upload of the node: their ranges queue
- * there, in the order sent, and hashing never takes more than one extra core. A large direct body
- * asks it for MD5 alone and hashes SHA-256 on the main thread as its chunks pass (written-digest.ts):
- * MD5 (1.5 s per GiB) is then the whole chain the end of the upload can wait on. Multipart parts
- * arrive out of order, so both digests stay here for them (a main-thread SHA-256 read back from the
- * page cache cost more CPU than it saved: docs/performance.md).
+ * The main thread's side of one digest thread (digest-worker.ts): a worker thread, started on first
+ * use, that computes one digest algorithm (MD5 or SHA-256) from byte ranges of local files. There
+ * are two, one per algorithm (digest-threads.ts pairs them), so a blob's MD5 and SHA-256 are
+ * computed at once on two threads, and neither on the main thread, the one receiving the bytes.
+ * Each thread serves every upload of the node: their ranges queue there, in the order sent, so
+ * hashing never takes more than two extra cores however many uploads run.
  *
  * If the thread dies (it should not: it only reads and hashes), every pending request rejects and
  * the next request starts a new thread; callers treat a rejection as "no digest" and read the
@@ -18,7 +12,7 @@
  * 10 MB of resident memory, which an idle node need not keep.
  */
 import { Worker } from 'node:worker_threads';
-import type { BlobDigests, DigestAlgorithms } from './digest.js';
+import type { DigestAlgorithm } from './digest.js';
 import type { DigestReply, DigestRequest } from './digest-worker.js';
 
 const IDLE_MS = 30_000;
@@ -38,72 +32,49 @@ function workerFile(): URL {
   return new URL(here.href.replace(/\/src\/blobs\/digest-worker\.js$/, '/dist/blobs/digest-worker.js'));
 }
 
-class DigestThread {
+export class DigestThread {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, Pending>();
   /**
    * The thread each digest's state lives in. A digest whose thread died must never continue in a
-   * new one (it would hash only the ranges sent after: a wrong MD5), so its later calls reject.
+   * new one (it would hash only the ranges sent after: a wrong digest), so its later calls reject.
    */
   private readonly livesIn = new Map<number, Worker>();
-  /** What each digest computes (newDigest); forgotten with the digest. */
-  private readonly algorithmsOf = new Map<number, DigestAlgorithms>();
   private nextId = 1;
   private nextDigest = 1;
   private idleTimer: NodeJS.Timeout | null = null;
 
-  /**
-   * A fresh name for one digest's state in the thread: both digests, or MD5 alone when the caller
-   * computes SHA-256 on the main thread (then `finishMd5`).
-   */
-  newDigest(algorithms: DigestAlgorithms = 'md5+sha256'): number {
-    const digest = this.nextDigest++;
-    this.algorithmsOf.set(digest, algorithms);
-    return digest;
+  constructor(readonly algorithm: DigestAlgorithm) {}
+
+  /** A fresh name for one digest's state in the thread. */
+  newDigest(): number {
+    return this.nextDigest++;
   }
 
   /** Adds `length` bytes of `file` from `start` to `digest` (after the ranges sent before). */
   async hash(digest: number, file: string, start: number, length: number): Promise<void> {
-    const algorithms = this.algorithms(digest);
-    await this.call(digest, (id) => ({ op: 'hash', id, digest, algorithms, file, start, length }));
+    const algorithm = this.algorithm;
+    await this.call(digest, (id) => ({ op: 'hash', id, digest, algorithm, file, start, length }));
   }
 
-  /** The digests of everything added to a digest of both; the thread forgets it. */
-  async finish(digest: number): Promise<BlobDigests> {
-    const reply = await this.finishReply(digest);
-    if (reply.md5 === undefined || reply.sha256 === undefined) throw new Error('digest thread answered without digests');
-    return { md5: reply.md5, sha256: reply.sha256 };
-  }
-
-  /** The MD5 of everything added to an MD5-only digest; the thread forgets it. */
-  async finishMd5(digest: number): Promise<string> {
-    const reply = await this.finishReply(digest);
-    if (reply.md5 === undefined) throw new Error('digest thread answered without an MD5');
-    return reply.md5;
+  /** The lowercase hex digest of everything added to `digest`; the thread forgets it. */
+  async finish(digest: number): Promise<string> {
+    const algorithm = this.algorithm;
+    const reply = await this.call(digest, (id) => ({ op: 'finish', id, digest, algorithm })).catch((err: unknown) => {
+      this.forget(digest);
+      throw err;
+    });
+    this.livesIn.delete(digest);
+    this.stopWhenIdle();
+    if (reply.hex === undefined) throw new Error(`${this.algorithm} thread answered without a digest`);
+    return reply.hex;
   }
 
   /** Drops `digest` without reading it (an upload completed elsewhere, expired or spoiled). */
   forget(digest: number): void {
     this.livesIn.delete(digest);
-    this.algorithmsOf.delete(digest);
     this.worker?.postMessage({ op: 'forget', digest } satisfies DigestRequest);
     this.stopWhenIdle();
-  }
-
-  private async finishReply(digest: number): Promise<DigestReply & { ok: true }> {
-    const algorithms = this.algorithms(digest);
-    const reply = await this.call(digest, (id) => ({ op: 'finish', id, digest, algorithms })).catch((err: unknown) => {
-      this.forget(digest);
-      throw err;
-    });
-    this.livesIn.delete(digest);
-    this.algorithmsOf.delete(digest);
-    this.stopWhenIdle();
-    return reply;
-  }
-
-  private algorithms(digest: number): DigestAlgorithms {
-    return this.algorithmsOf.get(digest) ?? 'md5+sha256';
   }
 
   private call(digest: number, request: (id: number) => DigestRequest): Promise<DigestReply & { ok: true }> {
@@ -165,18 +136,4 @@ class DigestThread {
     for (const p of this.pending.values()) p.reject(err);
     this.pending.clear();
   }
-}
-
-export const digestThread = new DigestThread();
-
-/** MD5 and SHA-256 of the first `size` bytes of a local file, hashed in the digest thread. */
-export async function digestLocalFile(file: string, size: number): Promise<BlobDigests & { size: number }> {
-  const digest = digestThread.newDigest();
-  try {
-    await digestThread.hash(digest, file, 0, size);
-  } catch (err) {
-    digestThread.forget(digest);
-    throw err;
-  }
-  return { size, ...(await digestThread.finish(digest)) };
 }

@@ -1,7 +1,9 @@
 /**
  * The two digests every stored blob gets while its bytes stream past: MD5 (the CDN's strong ETag)
  * and SHA-256 (the content address that identical uploads share, docs/storage.md). Both are
- * computed in the one pass that writes the bytes, never by reading them back.
+ * computed while the bytes are written: a small body's from its chunks as they pass, a large
+ * body's in the digest threads from the bytes just written, still in the page cache
+ * (digest-threads.ts), never by a second read from the disk.
  */
 import crypto from 'node:crypto';
 import type { BlobStore } from './store.js';
@@ -13,26 +15,10 @@ export interface BlobDigests {
   sha256: string;
 }
 
-/**
- * What the digest thread computes for one digest: both, or MD5 alone while the main thread hashes
- * SHA-256 of a body's chunks as they pass (written-digest.ts): MD5 and SHA-256 in one thread were
- * a 2.1 s per GiB chain that the end of a large direct upload waited on (docs/performance.md).
- */
-export type DigestAlgorithms = 'md5' | 'md5+sha256';
+/** The algorithm a digest thread computes (digest-thread.ts): one thread per algorithm. */
+export type DigestAlgorithm = 'md5' | 'sha256';
 
-/** MD5 alone, with DigestStream's shape (its `sha256` absent). */
-export class Md5Stream {
-  private readonly md5 = crypto.createHash('md5');
-
-  update(chunk: Buffer): void {
-    this.md5.update(chunk);
-  }
-
-  digest(): { md5: string; sha256?: undefined } {
-    return { md5: this.md5.digest('hex') };
-  }
-}
-
+/** Both digests of bytes passed in order: a small body's on the main thread, a stored blob read once. */
 export class DigestStream {
   private readonly md5 = crypto.createHash('md5');
   private readonly sha256 = crypto.createHash('sha256');

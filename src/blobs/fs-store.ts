@@ -45,7 +45,7 @@ export class FsBlobStore implements BlobStore {
     dirSynced?.catch(() => undefined); // awaited below; until then a failure is not unhandled
     // A fresh key is written in place; any other beside it, then renamed over it.
     const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
-    // Batched writes, and a large body's digests in the digest thread (written-digest.ts).
+    // Batched writes, and a large body's digests in the digest threads (written-digest.ts).
     const digest = new WrittenBytesDigest(file);
     const writer = new BatchedFileWriter(file, {
       ...(fd !== null ? { fd } : { flags: 'wx' as const }),

@@ -1,9 +1,10 @@
 /**
- * A large direct body's two digests on two cores (docs/performance.md, "1 GiB uploads: the digest
- * chain, the two cores and the peak"): MD5 alone in the digest thread, SHA-256 on the main thread
- * as the chunks pass (src/blobs/written-digest.ts). The values must be exactly node's crypto over
- * the same bytes (the CDN ETag and the content address do not change), on both sides of the 4 MiB
- * switch to the thread and whatever the chunk sizes.
+ * A large body's two digests in two threads (src/blobs/digest-threads.ts): MD5 in one digest
+ * thread, SHA-256 in the other, each fed the same ranges of the file just written
+ * (src/blobs/written-digest.ts). The values must be exactly node's crypto over the same bytes (the
+ * CDN ETag and the content address do not change), on both sides of the 4 MiB switch to the
+ * threads and whatever the chunk sizes; a range that cannot be read loses the digest for good
+ * rather than answering one of part of the bytes.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -11,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { digestThread } from '../../src/blobs/digest-thread.js';
+import { ThreadDigests } from '../../src/blobs/digest-threads.js';
 import { FsBlobStore } from '../../src/blobs/fs-store.js';
 
 const MiB = 1024 * 1024;
@@ -36,14 +37,23 @@ function chunked(data: Buffer): Readable {
 }
 
 describe('split digests', () => {
-  it('the digest thread computes MD5 alone for an MD5-only digest, equal to node\'s over uneven ranges', async () => {
+  it('the two threads compute node\'s MD5 and SHA-256 over uneven ranges sent at once', async () => {
     const data = crypto.randomBytes(12 * MiB + 345);
     const file = path.join(dir, 'ranges.bin');
     fs.writeFileSync(file, data);
-    const digest = digestThread.newDigest('md5');
+    const digests = new ThreadDigests();
     const cuts = [0, 5 * MiB, 5 * MiB + 1, 10 * MiB, data.length];
-    await Promise.all(cuts.slice(1).map((end, i) => digestThread.hash(digest, file, cuts[i]!, end - cuts[i]!)));
-    expect(await digestThread.finishMd5(digest)).toBe(md5(data));
+    await Promise.all(cuts.slice(1).map((end, i) => digests.hash(file, cuts[i]!, end - cuts[i]!)));
+    expect(await digests.finish()).toEqual({ md5: md5(data), sha256: sha256(data) });
+  });
+
+  it('a range past the end of the file fails the digest, and its later ranges and finish fail too', async () => {
+    const file = path.join(dir, 'short.bin');
+    fs.writeFileSync(file, crypto.randomBytes(MiB));
+    const digests = new ThreadDigests();
+    await expect(digests.hash(file, 0, 2 * MiB)).rejects.toThrow(/short read/);
+    await expect(digests.hash(file, 0, MiB)).rejects.toThrow(/failed earlier/);
+    await expect(digests.finish()).rejects.toThrow(/failed earlier/);
   });
 
   it('a body written to the store gets node\'s MD5 and SHA-256 below, at and above the 4 MiB switch', async () => {

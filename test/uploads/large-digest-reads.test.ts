@@ -1,9 +1,12 @@
 /**
- * A large direct body's MD5 is computed in the digest thread from the bytes just written
- * (src/blobs/written-digest.ts), handed over 4 MiB at a time rather than one request per 256 KiB
- * batch written: each request is a message each way between the threads and an open, reads and a
- * close of the file in the thread (docs/performance.md, "1 GiB uploads: fewer round trips").
- * Watched from outside with strace: the thread opens the file once per 4 MiB step (plus the tail),
+ * A large body's MD5 and SHA-256 are computed in two digest threads, one per algorithm, each
+ * reading the bytes just written back from the page cache (src/blobs/digest-threads.ts); the main
+ * thread hashes none of it. Watched from outside with strace:
+ * - a direct body is handed over 4 MiB at a time rather than one request per 256 KiB batch
+ *   written: each thread opens the file once per 4 MiB step (plus the tail);
+ * - two threads, neither the main one, each read the whole body (direct or multipart) back: one
+ *   read for MD5 and one for SHA-256 (before, SHA-256 was hashed on the main thread from the
+ *   chunks as they passed, and one thread read the body back, for MD5 alone);
  * and the answer's MD5 (the CDN's ETag) is still the whole body's.
  */
 import crypto from 'node:crypto';
@@ -12,29 +15,96 @@ import { haveStrace, traced } from '../helpers/strace.js';
 import { uploadBase } from '../helpers/rest.js';
 import { useServer } from '../helpers/use-server.js';
 import { usingS3 } from '../helpers/server.js';
+import { postForm } from './helpers.js';
 
 const MiB = 1024 * 1024;
 const srv = useServer();
 
 const md5 = (b: Buffer) => crypto.createHash('md5').update(b).digest('hex');
 
+/** Thread id → its lines of the trace that name the body's file (`-y` prints each fd's path). */
+function byThread(lines: string[], uuid: string): Map<number, string[]> {
+  const threads = new Map<number, string[]>();
+  for (const line of lines) {
+    const tid = /^(\d+)\s/.exec(line)?.[1];
+    if (tid === undefined || !line.includes(uuid)) continue;
+    threads.set(Number(tid), [...(threads.get(Number(tid)) ?? []), line]);
+  }
+  return threads;
+}
+
+/** Bytes each thread read from the body's file with positioned reads (the digest threads' readSync). */
+function bytesReadByThread(lines: string[], uuid: string): Map<number, number> {
+  const read = new Map<number, number>();
+  for (const [tid, own] of byThread(lines, uuid)) {
+    let total = 0;
+    for (const line of own) {
+      const n = /^\d+\s+pread64\(.*\) = (\d+)$/.exec(line)?.[1];
+      if (n !== undefined) total += Number(n);
+    }
+    if (total > 0) read.set(tid, total);
+  }
+  return read;
+}
+
 // Local disk only: with S3 the body is not written to a local file.
-describe.skipIf(!haveStrace || usingS3())('a large direct body is hashed in 4 MiB steps', () => {
-  it('the digest thread reads the 20 MiB file back in a handful of opens, and the ETag is its MD5', async () => {
+describe.skipIf(!haveStrace || usingS3())('a large body is hashed in two digest threads from the bytes written', () => {
+  it('a direct body: each digest thread reads the 20 MiB file back in a handful of opens, and the ETag is its MD5', async () => {
+    const pid = srv.server.child.pid as number;
     const data = crypto.randomBytes(20 * MiB + 12_345);
     let uuid = '';
-    const lines = await traced(srv.server.child.pid as number, ['-y', '-s', '200', '-e', 'trace=openat'], async () => {
+    const lines = await traced(pid, ['-y', '-s', '200', '-e', 'trace=openat,pread64'], async () => {
       const up = await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'steps.bin', data }], { UPLOADCARE_STORE: '1' });
       expect(up.status, up.text).toBe(200);
       uuid = up.json.file as string;
     });
-    // Read-only opens of the body's file: the digest thread's, one per request. Batch by batch
-    // (256 KiB, after the first 4 MiB hashed inline) that was 64 of them for this body.
-    const reads = lines.filter((l) => l.includes(uuid) && /O_RDONLY/.test(l) && !/ENOENT/.test(l));
-    expect(reads.length).toBeGreaterThan(0);
-    expect(reads.length).toBeLessThanOrEqual(6);
+    // Two threads read the whole body, MD5's and SHA-256's; the main thread (tid = pid) none of it.
+    const read = bytesReadByThread(lines, uuid);
+    expect([...read.values()]).toEqual([data.length, data.length]);
+    expect(read.has(pid)).toBe(false);
+    // Read-only opens of the body's file, per thread: one per request. Batch by batch (256 KiB,
+    // after the first 4 MiB hashed inline) that was 64 of them for this body.
+    for (const tid of read.keys()) {
+      const opens = (byThread(lines, uuid).get(tid) ?? []).filter((l) => /openat\(/.test(l) && /O_RDONLY/.test(l) && !/ENOENT/.test(l));
+      expect(opens.length).toBeGreaterThan(0);
+      expect(opens.length).toBeLessThanOrEqual(6);
+    }
     const r = await fetch(`${srv.cdn}/${uuid}/`);
     expect(r.headers.get('etag')).toBe(`"${md5(data)}"`);
     expect(Buffer.from(await r.arrayBuffer()).equals(data)).toBe(true);
+  });
+
+  it('a multipart upload: each digest thread reads every part back as it arrives, and the ETag is the MD5', async () => {
+    const pid = srv.server.child.pid as number;
+    const PART = 5 * MiB;
+    const data = crypto.randomBytes(3 * PART + 4321);
+    const s = await postForm(`${srv.upload}/multipart/start/`, {
+      UPLOADCARE_PUB_KEY: srv.keys.public_key,
+      filename: 'parts.bin',
+      size: String(data.length),
+      part_size: String(PART),
+      content_type: 'application/octet-stream',
+    });
+    expect(s.status, s.text).toBe(200);
+    const uuid = s.json.uuid as string;
+    const urls = s.json.parts as string[];
+    expect(urls).toHaveLength(4);
+    const lines = await traced(pid, ['-y', '-s', '200', '-e', 'trace=pread64'], async () => {
+      // Out of order on purpose: the running digest takes the parts in order all the same.
+      for (const n of [1, 0, 3, 2]) {
+        const r = await fetch(urls[n]!, { method: 'PUT', body: data.subarray(n * PART, (n + 1) * PART) });
+        expect(r.status).toBe(200);
+        await r.arrayBuffer();
+      }
+      const done = await postForm(`${srv.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: srv.keys.public_key, uuid });
+      expect(done.status, done.text).toBe(200);
+    });
+    // Two threads read the whole file, MD5's and SHA-256's (another may sniff its head for the
+    // type at completion); the main thread (tid = pid) reads none of it.
+    const read = bytesReadByThread(lines, uuid);
+    expect([...read.values()].filter((n) => n >= data.length)).toEqual([data.length, data.length]);
+    expect(read.has(pid)).toBe(false);
+    const head = await fetch(`${srv.cdn}/${uuid}/`, { method: 'HEAD' });
+    expect(head.headers.get('etag')).toBe(`"${md5(data)}"`);
   });
 });

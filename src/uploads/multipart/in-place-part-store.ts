@@ -7,9 +7,9 @@
  * derived from its place and size (partEtag).
  *
  * The whole file's digests (MD5, SHA-256) are computed as the parts arrive, in order, from the
- * bytes just written (page cache), in the digest thread, so completion need not read 1 GiB again
+ * bytes just written (page cache), in the digest threads, so completion need not read 1 GiB again
  * (running-digest.ts); a completion on another node, after a restart or after a part was rewritten
- * reads the file once, in that thread too.
+ * reads the file once, in those threads too.
  *
  * A re-PUT replaces its part: it drops the marker first, so a completion never takes a part whose
  * bytes are being rewritten (missing marker: the existing 400), and a re-PUT that fails leaves the
@@ -27,7 +27,7 @@ import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
 import { BlobPartStore, partEtag, type PartTarget, type PartWrite, type StoredPart, type WriteOptions } from './part-store.js';
 import { RunningDigests } from './running-digest.js';
-import { digestLocalFile } from '../../blobs/digest-thread.js';
+import { digestLocalFile } from '../../blobs/digest-threads.js';
 import { BatchedFileWriter } from '../../blobs/batched-file-writer.js';
 
 /** The blob store abilities this store needs. */
@@ -105,7 +105,7 @@ export class InPlacePartStore extends BlobPartStore {
    * The parts are already in place (the caller checked their sizes): cut the file to the upload's
    * size (a last part sent too long may have written past it), fsync, take its digests (MD5 for the
    * CDN's ETag, SHA-256 for the content address) from the running digest when it covered every
-   * part here, else read the file once for them in the digest thread, and move it under `destKey`.
+   * part here, else read the file once for them in the digest threads, and move it under `destKey`.
    * After a completion that moved it but failed later, the moved file is reused.
    */
   override async assemble(t: PartTarget, destKey: string, expectedBytes: number): Promise<PutResult> {

@@ -3,16 +3,16 @@
  * SHA-256 need the bytes in order, so once part n is written and parts 1..n-1 are hashed, part n
  * is read back (from the page cache: it was just written) and hashed, then n+1 if it is there.
  * Parts come 4 or so at a time, mostly in order, so by completion the work is done and the file is
- * not read again (1 GiB: about 4 s of hashing here, off the completion). The reading and hashing
- * run in the digest thread (digest-thread.ts), on another core than the one receiving the parts;
- * this module only decides which range is next.
+ * not read again (1 GiB: about 5 s of hashing without SHA-NI, off the completion). The reading and
+ * hashing run in the digest threads, MD5 and SHA-256 each in its own at once (digest-threads.ts),
+ * on other cores than the one receiving the parts; this module only decides which range is next.
  *
  * Only what this process saw counts: a part written by another node or before a restart is never
  * in `sizes`, so the digest stalls and `take` answers null (the caller reads the file once). A
  * part rewritten after it was hashed (or while it is) spoils the digest the same way.
  */
 import type { BlobDigests } from '../../blobs/digest.js';
-import { digestThread } from '../../blobs/digest-thread.js';
+import { ThreadDigests } from '../../blobs/digest-threads.js';
 import type { PartWrite } from './part-store.js';
 
 interface Running {
@@ -21,8 +21,8 @@ interface Running {
   /** The next part to hash (from 1). */
   next: number;
   hashedBytes: number;
-  /** This upload's digest in the digest thread. */
-  digest: number;
+  /** This upload's digests in the digest threads. */
+  digest: ThreadDigests;
   /** Sizes of parts written here and not hashed yet. */
   sizes: Map<number, number>;
   spoiled: boolean;
@@ -45,7 +45,7 @@ export class RunningDigests {
   partWritten(file: string, w: PartWrite, size: number): void {
     let r = this.uploads.get(w.uuid);
     if (!r) {
-      r = { file, partSize: w.partSize, next: 1, hashedBytes: 0, digest: digestThread.newDigest(), sizes: new Map(), spoiled: false, work: Promise.resolve() };
+      r = { file, partSize: w.partSize, next: 1, hashedBytes: 0, digest: new ThreadDigests(), sizes: new Map(), spoiled: false, work: Promise.resolve() };
       this.uploads.set(w.uuid, r);
     }
     if (r.spoiled) return;
@@ -66,17 +66,17 @@ export class RunningDigests {
     await r.work;
     this.uploads.delete(uuid);
     if (r.spoiled || r.next !== parts + 1 || r.hashedBytes !== size) {
-      digestThread.forget(r.digest);
+      r.digest.forget();
       return null;
     }
-    // The thread failing now costs a read of the file (the caller's fallback), never a wrong digest.
-    const digests = await digestThread.finish(r.digest).catch(() => null);
+    // A thread failing now costs a read of the file (the caller's fallback), never a wrong digest.
+    const digests = await r.digest.finish().catch(() => null);
     return digests && { size, ...digests };
   }
 
   forget(uuid: string): void {
     const r = this.uploads.get(uuid);
-    if (r) digestThread.forget(r.digest);
+    r?.digest.forget();
     this.uploads.delete(uuid);
   }
 
@@ -84,7 +84,7 @@ export class RunningDigests {
     for (;;) {
       const size = r.sizes.get(r.next);
       if (r.spoiled || size === undefined) return;
-      if (size > 0) await digestThread.hash(r.digest, r.file, (r.next - 1) * r.partSize, size);
+      if (size > 0) await r.digest.hash(r.file, (r.next - 1) * r.partSize, size);
       // A rewrite that began while this part was read spoiled it (partRewritten: part <= next).
       if (r.spoiled) return;
       r.sizes.delete(r.next);
