@@ -57,6 +57,15 @@ export class DigestThread {
     await this.call(digest, (id) => ({ op: 'hash', id, digest, algorithm, file, start, length }));
   }
 
+  /**
+   * Adds `bytes` to `digest` (after what was sent before). They must be a view of shared memory
+   * (a SharedArrayBuffer, not copied on the way), left unchanged until this resolves.
+   */
+  async hashBytes(digest: number, bytes: Uint8Array): Promise<void> {
+    const algorithm = this.algorithm;
+    await this.call(digest, (id) => ({ op: 'hashBytes', id, digest, algorithm, bytes }));
+  }
+
   /** The lowercase hex digest of everything added to `digest`; the thread forgets it. */
   async finish(digest: number): Promise<string> {
     const algorithm = this.algorithm;

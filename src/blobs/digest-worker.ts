@@ -1,7 +1,8 @@
 /**
  * Runs inside a digest thread of digest-thread.ts: one digest algorithm (MD5 or SHA-256) of local
  * files, fed with byte ranges the main thread has just written (read back from the page cache
- * here). There is one thread per algorithm (digest-threads.ts), so a blob's MD5 and SHA-256 run on
+ * here), or of bytes that pass through memory only (an S3 upload's), handed over in shared
+ * memory (streamed-digest.ts). There is one thread per algorithm (digest-threads.ts), so a blob's MD5 and SHA-256 run on
  * two threads at once, neither on the core receiving the bytes. One digest per `digest` name, kept
  * until `finish` or `forget`; ranges of one digest are hashed in the order they are sent (messages
  * arrive in order).
@@ -15,6 +16,8 @@ import type { DigestAlgorithm } from './digest.js';
 
 export type DigestRequest =
   | { op: 'hash'; id: number; digest: number; algorithm: DigestAlgorithm; file: string; start: number; length: number }
+  /** `bytes` is a view of a SharedArrayBuffer: the main thread leaves it alone until the reply. */
+  | { op: 'hashBytes'; id: number; digest: number; algorithm: DigestAlgorithm; bytes: Uint8Array }
   | { op: 'finish'; id: number; digest: number; algorithm: DigestAlgorithm }
   | { op: 'forget'; digest: number };
 
@@ -60,6 +63,10 @@ function handle(req: DigestRequest): DigestReply | null {
     const d = digestOf(req.digest, req.algorithm);
     if (req.op === 'hash') {
       hashRange(d, req.file, req.start, req.length);
+      return { id: req.id, ok: true };
+    }
+    if (req.op === 'hashBytes') {
+      d.update(req.bytes);
       return { id: req.id, ok: true };
     }
     digests.delete(req.digest);

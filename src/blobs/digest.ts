@@ -6,7 +6,6 @@
  * (digest-threads.ts), never by a second read from the disk.
  */
 import crypto from 'node:crypto';
-import type { BlobStore } from './store.js';
 
 export interface BlobDigests {
   /** Lowercase hex MD5. */
@@ -31,18 +30,4 @@ export class DigestStream {
   digest(): BlobDigests {
     return { md5: this.md5.digest('hex'), sha256: this.sha256.digest('hex') };
   }
-}
-
-/**
- * Size and digests of a blob already in the store, read once: for bytes that arrived without
- * passing through a node (S3 multipart parts) or that a dead process wrote.
- */
-export async function digestStored(blobs: BlobStore, key: string): Promise<BlobDigests & { size: number }> {
-  const digests = new DigestStream();
-  let size = 0;
-  for await (const chunk of await blobs.get(key)) {
-    size += (chunk as Buffer).length;
-    digests.update(chunk as Buffer);
-  }
-  return { size, ...digests.digest() };
 }

@@ -21,9 +21,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { DigestStream } from './digest.js';
+import type { BlobDigests } from './digest.js';
 import { HeadBytes } from './head.js';
 import { sweepSpool } from './local-file.js';
+import { StreamedDigest, digestStored } from './streamed-digest.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PresignedMultipart, type PutOptions, type PutResult, type UploadedPart } from './store.js';
 
 export interface S3StoreOptions {
@@ -73,7 +74,8 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, source: Readable, opts: PutOptions): Promise<PutResult> {
-    const hash = new DigestStream();
+    // A large body's digests in the digest threads, from the chunks as they pass (streamed-digest.ts).
+    const digest = new StreamedDigest();
     const head = opts.keepHead ? new HeadBytes(opts.keepHead) : null;
     let size = 0;
     let tooLarge = false;
@@ -84,9 +86,11 @@ export class S3BlobStore implements BlobStore {
           tooLarge = true;
           return done(opts.onTooLarge());
         }
-        hash.update(chunk);
         head?.update(chunk);
-        done(null, chunk);
+        // Passed on once the digest threads have room for it (a promise then; it never rejects).
+        const room = digest.update(chunk);
+        if (room) void room.then(() => done(null, chunk));
+        else done(null, chunk);
       },
     });
     // A failing source (client gone) destroys the meter too, which fails the upload below.
@@ -98,6 +102,7 @@ export class S3BlobStore implements BlobStore {
     try {
       await upload.done();
     } catch (err) {
+      digest.abandon();
       // lib-storage aborts its multipart upload; the object was never completed, so nothing is
       // visible under the key. Report why the stream stopped, not the follow-up abort error.
       if (tooLarge) throw opts.onTooLarge();
@@ -105,10 +110,14 @@ export class S3BlobStore implements BlobStore {
     }
     if (tooLarge || sourceError) {
       // Cannot normally happen (the body ended early without an error); never leave it behind.
+      digest.abandon();
       await this.delete(key);
       throw tooLarge ? opts.onTooLarge() : sourceError;
     }
-    return { size, ...hash.digest(), ...(head ? { head: head.bytes() } : {}) };
+    // A digest thread failed: the object is read once for its digests rather than answering a
+    // digest of part of the bytes.
+    const digests: BlobDigests = await digest.digest().catch(() => digestStored(this, key));
+    return { size, ...digests, ...(head ? { head: head.bytes() } : {}) };
   }
 
   async get(key: string, range?: ByteRange): Promise<Readable> {

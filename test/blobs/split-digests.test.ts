@@ -14,6 +14,7 @@ import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ThreadDigests } from '../../src/blobs/digest-threads.js';
 import { FsBlobStore } from '../../src/blobs/fs-store.js';
+import { StreamedDigest, digestStored } from '../../src/blobs/streamed-digest.js';
 
 const MiB = 1024 * 1024;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-split-digests-'));
@@ -64,5 +65,48 @@ describe('split digests', () => {
       expect({ size: put.size, md5: put.md5, sha256: put.sha256 }).toEqual({ size, md5: md5(data), sha256: sha256(data) });
       expect(fs.readFileSync(store.localPath(`files/body-${i}`)).equals(data)).toBe(true);
     }
+  });
+});
+
+/**
+ * A body that is never written locally (an S3 upload, a stored object read once): past 4 MiB its
+ * chunks go to the two threads in slabs of shared memory (src/blobs/streamed-digest.ts), a few
+ * slabs per body, so `update` asks the caller to wait when all of them are with the threads.
+ */
+describe('digests of a body streamed through memory', () => {
+  /** Feeds `data` to a StreamedDigest in uneven chunks, waiting when asked; how often it asked. */
+  async function streamed(data: Buffer): Promise<{ digests: { md5: string; sha256: string }; waits: number }> {
+    const digest = new StreamedDigest();
+    let waits = 0;
+    const chunks = chunked(data);
+    for await (const chunk of chunks) {
+      const wait = digest.update(chunk as Buffer);
+      if (wait) {
+        waits++;
+        await wait;
+      }
+    }
+    return { digests: await digest.digest(), waits };
+  }
+
+  it('gets node\'s MD5 and SHA-256 below, at and above the 4 MiB switch, whatever the chunks', async () => {
+    for (const size of [0, 1, 4 * MiB - 1, 4 * MiB, 4 * MiB + 1, 5 * MiB, 24 * MiB + 12_345]) {
+      const data = crypto.randomBytes(size);
+      const { digests } = await streamed(data);
+      expect(digests, `${size} bytes`).toEqual({ md5: md5(data), sha256: sha256(data) });
+    }
+  });
+
+  it('a large body waits for slabs to come back (memory flat), a small one never waits', async () => {
+    expect((await streamed(crypto.randomBytes(4 * MiB))).waits).toBe(0);
+    // 32 MiB through four 1 MiB slabs: the chunks must have waited for the threads.
+    expect((await streamed(crypto.randomBytes(32 * MiB))).waits).toBeGreaterThan(0);
+  });
+
+  it('a stored blob read once (digestStored) gets node\'s digests and size', async () => {
+    const store = new FsBlobStore(path.join(dir, 'stored'));
+    const data = crypto.randomBytes(9 * MiB + 7);
+    await store.put('files/stored', chunked(data), { maxBytes: 64 * MiB, onTooLarge: () => new Error('too large') });
+    expect(await digestStored(store, 'files/stored')).toEqual({ size: data.length, md5: md5(data), sha256: sha256(data) });
   });
 });

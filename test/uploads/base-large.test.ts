@@ -1,6 +1,7 @@
 /**
- * Large direct uploads (POST /base/): past 4 MiB a body's MD5 and SHA-256 are computed in the digest
- * thread from the bytes just written, not on the main thread (src/blobs/written-digest.ts). Both must
+ * Large direct uploads (POST /base/): past 4 MiB a body's MD5 and SHA-256 are computed in the two
+ * digest threads, not on the main thread: from the bytes just written on disk
+ * (src/blobs/written-digest.ts), from the chunks in shared memory with S3 (streamed-digest.ts). Both must
  * still be the whole body's: the CDN's strong ETag is its MD5, and identical bodies share one blob
  * (their SHA-256) while a body differing in its last byte does not. Sizes straddle the switch.
  */
@@ -26,7 +27,7 @@ async function blobKeyOf(uuid: string): Promise<string | null> {
   return row?.blob_key ?? null;
 }
 
-describe('large direct uploads: digests from the digest thread', () => {
+describe('large direct uploads: digests from the digest threads', () => {
   it('serves each body byte for byte with its MD5 as the ETag, at sizes around the 4 MiB switch', async () => {
     for (const size of [4 * MiB - 1, 4 * MiB, 4 * MiB + 1, 9 * MiB + 12_345]) {
       const data = crypto.randomBytes(size);
