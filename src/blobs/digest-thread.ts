@@ -1,10 +1,10 @@
 /**
  * The main thread's side of one digest thread (digest-worker.ts): a worker thread, started on first
- * use, that computes one digest algorithm (MD5 or SHA-256) from byte ranges of local files. There
- * are two, one per algorithm (digest-threads.ts pairs them), so a blob's MD5 and SHA-256 are
- * computed at once on two threads, and neither on the main thread, the one receiving the bytes.
- * Each thread serves every upload of the node: their ranges queue there, in the order sent, so
- * hashing never takes more than two extra cores however many uploads run.
+ * use, that computes digests (MD5, SHA-256, or both from one read) from byte ranges of local files
+ * or from shared memory. A node has two (digest-threads.ts): a large direct or S3 body's MD5 goes
+ * to one and its SHA-256 to the other, computed at once, neither on the main thread, the one
+ * receiving the bytes. Each thread serves every upload of the node: their ranges queue there, in
+ * the order sent, so hashing never takes more than two extra cores however many uploads run.
  *
  * If the thread dies (it should not: it only reads and hashes), every pending request rejects and
  * the next request starts a new thread; callers treat a rejection as "no digest" and read the
@@ -40,21 +40,26 @@ export class DigestThread {
    * new one (it would hash only the ranges sent after: a wrong digest), so its later calls reject.
    */
   private readonly livesIn = new Map<number, Worker>();
+  /** What each digest computes (newDigest); forgotten with the digest. */
+  private readonly algorithmsOf = new Map<number, readonly DigestAlgorithm[]>();
   private nextId = 1;
   private nextDigest = 1;
   private idleTimer: NodeJS.Timeout | null = null;
 
-  constructor(readonly algorithm: DigestAlgorithm) {}
-
-  /** A fresh name for one digest's state in the thread. */
-  newDigest(): number {
-    return this.nextDigest++;
+  /**
+   * A fresh name for one digest's state in the thread, computing `algorithms` from the same bytes
+   * (one read for all of them).
+   */
+  newDigest(algorithms: readonly DigestAlgorithm[]): number {
+    const digest = this.nextDigest++;
+    this.algorithmsOf.set(digest, algorithms);
+    return digest;
   }
 
   /** Adds `length` bytes of `file` from `start` to `digest` (after the ranges sent before). */
   async hash(digest: number, file: string, start: number, length: number): Promise<void> {
-    const algorithm = this.algorithm;
-    await this.call(digest, (id) => ({ op: 'hash', id, digest, algorithm, file, start, length }));
+    const algorithms = this.algorithms(digest);
+    await this.call(digest, (id) => ({ op: 'hash', id, digest, algorithms, file, start, length }));
   }
 
   /**
@@ -62,26 +67,37 @@ export class DigestThread {
    * (a SharedArrayBuffer, not copied on the way), left unchanged until this resolves.
    */
   async hashBytes(digest: number, bytes: Uint8Array): Promise<void> {
-    const algorithm = this.algorithm;
-    await this.call(digest, (id) => ({ op: 'hashBytes', id, digest, algorithm, bytes }));
+    const algorithms = this.algorithms(digest);
+    await this.call(digest, (id) => ({ op: 'hashBytes', id, digest, algorithms, bytes }));
   }
 
-  /** The lowercase hex digest of everything added to `digest`; the thread forgets it. */
-  async finish(digest: number): Promise<string> {
-    const algorithm = this.algorithm;
-    const reply = await this.call(digest, (id) => ({ op: 'finish', id, digest, algorithm })).catch((err: unknown) => {
+  /**
+   * The lowercase hex digests of everything added to `digest`, in the order of its algorithms;
+   * the thread forgets it.
+   */
+  async finish(digest: number): Promise<string[]> {
+    const algorithms = this.algorithms(digest);
+    const reply = await this.call(digest, (id) => ({ op: 'finish', id, digest, algorithms })).catch((err: unknown) => {
       this.forget(digest);
       throw err;
     });
     this.livesIn.delete(digest);
+    this.algorithmsOf.delete(digest);
     this.stopWhenIdle();
-    if (reply.hex === undefined) throw new Error(`${this.algorithm} thread answered without a digest`);
+    if (reply.hex?.length !== algorithms.length) throw new Error('digest thread answered without the digests');
     return reply.hex;
+  }
+
+  private algorithms(digest: number): readonly DigestAlgorithm[] {
+    const algorithms = this.algorithmsOf.get(digest);
+    if (!algorithms) throw new Error('unknown or forgotten digest');
+    return algorithms;
   }
 
   /** Drops `digest` without reading it (an upload completed elsewhere, expired or spoiled). */
   forget(digest: number): void {
     this.livesIn.delete(digest);
+    this.algorithmsOf.delete(digest);
     this.worker?.postMessage({ op: 'forget', digest } satisfies DigestRequest);
     this.stopWhenIdle();
   }

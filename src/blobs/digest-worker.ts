@@ -1,5 +1,5 @@
 /**
- * Runs inside a digest thread of digest-thread.ts: one digest algorithm (MD5 or SHA-256) of local
+ * Runs inside a digest thread of digest-thread.ts: digests (MD5, SHA-256 or both) of local
  * files, fed with byte ranges the main thread has just written (read back from the page cache
  * here), or of bytes that pass through memory only (an S3 upload's), handed over in shared
  * memory (streamed-digest.ts). There is one thread per algorithm (digest-threads.ts), so a blob's MD5 and SHA-256 run on
@@ -15,38 +15,43 @@ import { parentPort } from 'node:worker_threads';
 import type { DigestAlgorithm } from './digest.js';
 
 export type DigestRequest =
-  | { op: 'hash'; id: number; digest: number; algorithm: DigestAlgorithm; file: string; start: number; length: number }
+  | { op: 'hash'; id: number; digest: number; algorithms: readonly DigestAlgorithm[]; file: string; start: number; length: number }
   /** `bytes` is a view of a SharedArrayBuffer: the main thread leaves it alone until the reply. */
-  | { op: 'hashBytes'; id: number; digest: number; algorithm: DigestAlgorithm; bytes: Uint8Array }
-  | { op: 'finish'; id: number; digest: number; algorithm: DigestAlgorithm }
+  | { op: 'hashBytes'; id: number; digest: number; algorithms: readonly DigestAlgorithm[]; bytes: Uint8Array }
+  | { op: 'finish'; id: number; digest: number; algorithms: readonly DigestAlgorithm[] }
   | { op: 'forget'; digest: number };
 
-export type DigestReply = { id: number; ok: true; hex?: string } | { id: number; ok: false; message: string };
+/** `hex`: a finished digest's values, in the order of its algorithms. */
+export type DigestReply = { id: number; ok: true; hex?: string[] } | { id: number; ok: false; message: string };
 
 const READ_BYTES = 1024 * 1024;
 const buffer = Buffer.allocUnsafeSlow(READ_BYTES);
 /** null: a digest that failed part-way, refused until forgotten (a later range alone would hash wrong). */
-const digests = new Map<number, crypto.Hash | null>();
+const digests = new Map<number, crypto.Hash[] | null>();
 
-function digestOf(name: number, algorithm: DigestAlgorithm): crypto.Hash {
+function digestOf(name: number, algorithms: readonly DigestAlgorithm[]): crypto.Hash[] {
   let d = digests.get(name);
   if (d === null) throw new Error('this digest failed earlier');
   if (d === undefined) {
-    d = crypto.createHash(algorithm);
+    d = algorithms.map((a) => crypto.createHash(a));
     digests.set(name, d);
   }
   return d;
 }
 
+function update(into: crypto.Hash[], bytes: Uint8Array): void {
+  for (const h of into) h.update(bytes);
+}
+
 /** Hashes `length` bytes of `file` from `start`; a file shorter than that is an error. */
-function hashRange(into: crypto.Hash, file: string, start: number, length: number): void {
+function hashRange(into: crypto.Hash[], file: string, start: number, length: number): void {
   const fd = fs.openSync(file, 'r');
   try {
     let done = 0;
     while (done < length) {
       const n = fs.readSync(fd, buffer, 0, Math.min(READ_BYTES, length - done), start + done);
       if (n === 0) throw new Error(`short read hashing ${file}`);
-      into.update(buffer.subarray(0, n));
+      update(into, buffer.subarray(0, n));
       done += n;
     }
   } finally {
@@ -60,17 +65,17 @@ function handle(req: DigestRequest): DigestReply | null {
     return null;
   }
   try {
-    const d = digestOf(req.digest, req.algorithm);
+    const d = digestOf(req.digest, req.algorithms);
     if (req.op === 'hash') {
       hashRange(d, req.file, req.start, req.length);
       return { id: req.id, ok: true };
     }
     if (req.op === 'hashBytes') {
-      d.update(req.bytes);
+      update(d, req.bytes);
       return { id: req.id, ok: true };
     }
     digests.delete(req.digest);
-    return { id: req.id, ok: true, hex: d.digest('hex') };
+    return { id: req.id, ok: true, hex: d.map((h) => h.digest('hex')) };
   } catch (err) {
     // A digest that failed part-way is useless (the caller falls back to a full read).
     digests.set(req.digest, null);
