@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import type { Readable, Transform, Writable } from 'node:stream';
+import { finished, type Readable, type Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 export interface NewFileOptions {
@@ -27,11 +27,37 @@ export async function streamToNewFile(file: string, source: Readable, through: T
 /** The same for a sink of the caller's that creates `file` (it must emit 'close' once destroyed). */
 export async function pipeToNewFile(file: string, streams: [Readable, ...Transform[]], sink: Writable): Promise<void> {
   try {
-    await pipeline([...streams, sink]);
+    await (streams.length === 1 ? pipeInto(streams[0], sink) : pipeline([...streams, sink]));
   } catch (err) {
     await removeOnceClosed(sink, file);
     throw err;
   }
+}
+
+/**
+ * `pipeline([source, sink])` for the common case of one source (every direct upload's body), without
+ * what each pipeline builds to end itself: an AbortController, aborted at the end, whose reason is
+ * a DOMException with a captured stack trace (about 3 % of the main thread's samples in the small
+ * uploads' two-core bench). The same contract: it resolves once the sink has finished and closed
+ * (its file synced and its descriptor closed); when either stream fails or closes early, both are
+ * destroyed with that error and it rejects with it.
+ */
+export function pipeInto(source: Readable, sink: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    const fail = (err: Error): void => {
+      if (failed) return;
+      failed = true;
+      source.unpipe(sink);
+      source.destroy(err);
+      sink.destroy(err);
+      reject(err);
+    };
+    // finished() keeps an 'error' listener on each stream: the destroys above never throw unhandled.
+    finished(source, { writable: false }, (err) => err && fail(err));
+    finished(sink, { readable: false }, (err) => (err ? fail(err) : resolve()));
+    source.pipe(sink);
+  });
 }
 
 async function removeOnceClosed(sink: Writable, file: string): Promise<void> {

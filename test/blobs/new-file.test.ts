@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable, Transform, Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { streamToNewFile } from '../../src/blobs/new-file.js';
+import { pipeInto, streamToNewFile } from '../../src/blobs/new-file.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-new-file-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -31,6 +31,16 @@ describe('streamToNewFile', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 
+  it('a source already broken and no transform (one source piped): rejects, no file afterwards', async () => {
+    for (let i = 0; i < 20; i++) {
+      const file = path.join(dir, `broken-alone-${i}.part`);
+      await expect(streamToNewFile(file, brokenSource(), [], { flush: true })).rejects.toThrow(/client went away/);
+      expect(fs.existsSync(file), `try ${i}`).toBe(false);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
   it('a source failing midway: rejects and removes what was written', async () => {
     const file = path.join(dir, 'midway.part');
     const source = new Readable({
@@ -49,5 +59,43 @@ describe('streamToNewFile', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('hello world');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     fs.rmSync(file);
+  });
+});
+
+describe('pipeInto (pipeline of one source and a sink)', () => {
+  const endless = () => new Readable({ read() { this.push(Buffer.alloc(1024)); } });
+
+  it('a sink that fails: rejects with its error and destroys the source', async () => {
+    const source = endless();
+    const sink = new Writable({ write: (_c, _e, done) => done(new Error('disk full')) });
+    await expect(pipeInto(source, sink)).rejects.toThrow(/disk full/);
+    expect(source.destroyed).toBe(true);
+  });
+
+  it('a sink closed early: rejects and destroys the source', async () => {
+    const source = endless();
+    const sink = new Writable({ write: (_c, _e, done) => setTimeout(done, 5) });
+    setTimeout(() => sink.destroy(), 20);
+    await expect(pipeInto(source, sink)).rejects.toThrow(/premature close/i);
+    expect(source.destroyed).toBe(true);
+  });
+
+  it('a source that fails: rejects with its error and destroys the sink', async () => {
+    const source = new Readable({ read() { setTimeout(() => this.destroy(new Error('reset')), 5); } });
+    const sink = new Writable({ write: (_c, _e, done) => done() });
+    await expect(pipeInto(source, sink)).rejects.toThrow(/reset/);
+    expect(sink.destroyed).toBe(true);
+  });
+
+  it('resolves only once the sink has closed (after its final step)', async () => {
+    const order: string[] = [];
+    const sink = new Writable({
+      write: (_c, _e, done) => done(),
+      final: (done) => setTimeout(() => (order.push('final'), done()), 10),
+      destroy: (err, done) => setTimeout(() => (order.push('closed'), done(err)), 10),
+    });
+    await pipeInto(Readable.from([Buffer.from('a'), Buffer.from('b')]), sink);
+    order.push('resolved');
+    expect(order).toEqual(['final', 'closed', 'resolved']);
   });
 });
