@@ -2,11 +2,14 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { reusableQuery } from '../db/reusable-query.js';
+import { TransactionReads } from '../db/transaction-reads.js';
 import type { Database } from '../db/schema.js';
 import type { AddonExecutionsTable, AddonStatus } from '../db/tables/addons.js';
 
 // Read in every new file's transaction (the upload hook): compiled once per store (db/reusable-query.ts).
 const onUploadSetting = reusableQuery((db: DbOrTrx, projectId: number) => db.selectFrom('addon_project_settings').select('on_upload').where('project_id', '=', projectId));
+/** The setting's text (or null), read once per SQLite transaction: a batch of new files shares one (db/transaction-reads.ts). */
+const onUploadReads = new TransactionReads<string | null>();
 
 export type ExecutionRow = Selectable<AddonExecutionsTable>;
 
@@ -71,8 +74,8 @@ export class AddonRepo {
   }
 
   async onUpload(projectId: number, db: DbOrTrx = this.db): Promise<string[]> {
-    const [r] = (await onUploadSetting(db, projectId)).rows;
-    return r ? (JSON.parse(r.on_upload) as string[]) : [];
+    const text = await onUploadReads.once(db, String(projectId), async () => (await onUploadSetting(db, projectId)).rows[0]?.on_upload ?? null);
+    return text !== null ? (JSON.parse(text) as string[]) : [];
   }
 
   async setOnUpload(projectId: number, names: string[], nowUs: number): Promise<void> {

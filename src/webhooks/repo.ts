@@ -2,6 +2,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { MergedStatement } from '../db/group-commit.js';
 import { ReusableQueriesByShape, type QueryArg } from '../db/reusable-query.js';
+import { TransactionReads } from '../db/transaction-reads.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/tables/webhooks.js';
@@ -60,6 +61,8 @@ function activeEventsBuilt(db: DbOrTrx, projectId: QueryArg, active: QueryArg, .
  * The first four counts asked are kept; past that, a count is built per run.
  */
 const activeEventsQueries = new ReusableQueriesByShape<[QueryArg, QueryArg, ...QueryArg[]], { event: string }>(4);
+/** Its answer, read once per SQLite transaction: a batch of new files shares one (db/transaction-reads.ts). */
+const activeEventsReads = new TransactionReads<readonly string[]>();
 
 export class WebhookRepo {
   private readonly db: Kysely<Database>;
@@ -84,9 +87,10 @@ export class WebhookRepo {
    */
   async activeEvents<E extends string>(db: DbOrTrx, projectId: number, events: readonly E[]): Promise<Set<E>> {
     if (events.length === 0) return new Set();
-    const { rows } = await activeEventsQueries.of(String(events.length), activeEventsBuilt)(db, projectId, 1, ...events);
+    const read = async () => (await activeEventsQueries.of(String(events.length), activeEventsBuilt)(db, projectId, 1, ...events)).rows.map((r) => r.event);
+    const active = await activeEventsReads.once(db, `${projectId} ${events.join(' ')}`, read);
     // The query matched only `events`: each row's event is one of them.
-    return new Set(rows.map((r) => r.event as E));
+    return new Set(active as readonly E[]);
   }
 
   /** Active subscriptions of the projects, to any event (the fan-outs' reads, subscription-reads.ts). */
