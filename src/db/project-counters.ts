@@ -99,7 +99,11 @@ export function countersBatcher(db: Kysely<Database>): ReadBatcher<number, Proje
   });
 }
 
-function countsOf(r: CountersRow | undefined): ProjectCounts {
+/** The columns `countsOf` reads: null (as from an outer join) or a missing row counts as zero. */
+export type CountColumns = { [K in 'removed_files' | 'stored_files' | 'unstored_files' | 'groups_count']: number | null };
+
+/** The counts of a counters row read by the caller (a list's page read with them, files/list/batched/repo.ts). */
+export function countsOf(r: CountColumns | undefined): ProjectCounts {
   return {
     removed: Number(r?.removed_files ?? 0),
     stored: Number(r?.stored_files ?? 0),

@@ -21,6 +21,11 @@ export function filesFeature(ctx: AppContext): Feature {
     ctx.metrics.gauge('stowage_file_reads_batched', 'File lookups by uuid sent through the batched read since the node started (PostgreSQL; db/read-batcher.ts)', () => batches.asked);
     ctx.metrics.gauge('stowage_file_read_batches', 'Queries those batched lookups took', () => batches.batches);
   }
+  const lists = ctx.files.listBatchStats();
+  if (lists) {
+    ctx.metrics.gauge('stowage_file_list_pages_batched', 'Pages of the file list read with their counters through the batched read since the node started (PostgreSQL; files/list/batched/repo.ts)', () => lists.asked);
+    ctx.metrics.gauge('stowage_file_list_page_batches', 'Statements those batched pages took', () => lists.batches);
+  }
   return {
     name: 'files',
     restRoutes: async (app) => {

@@ -9,13 +9,13 @@ import { DeferredTextIndex } from './text/repo.js';
 import type { FileRecord } from '../core/file-record.js';
 import { insertLabels, replaceLabels } from './labels/repo.js';
 import { FILE_COLUMNS, toRecord, toRow, type FileRow as Row } from './file-row.js';
-import { FileListRepo, type FileTotals, type ListQuery, type SizeListQuery } from './list/repo.js';
+import { FileListRepo, type CountedList, type FileTotals, type ListQuery, type SizeListQuery } from './list/repo.js';
 import { FileSearchRepo } from './search/repo.js';
 
 // The list's and the search's queries are in list/repo.ts and search/repo.ts, a row's columns in
 // file-row.ts; FileRepo answers for all of them.
 export { toRecord } from './file-row.js';
-export type { ListQuery, SizeKey, SizeListQuery } from './list/repo.js';
+export type { CountedList, ListQuery, SizeKey, SizeListQuery } from './list/repo.js';
 export type { SearchCursor };
 
 // Every new file runs it: compiled once per store (db/reusable-query.ts).
@@ -114,6 +114,16 @@ export class FileRepo {
 
   list(q: ListQuery): Promise<FileRecord[]> {
     return this.lists.list(q);
+  }
+
+  /** A page with the list's `total` and `totals` (list/repo.ts). */
+  listWithTotals(q: ListQuery): Promise<CountedList> {
+    return this.lists.listWithTotals(q);
+  }
+
+  /** The batched list pages' counts; null on SQLite, which reads without batching. */
+  listBatchStats(): Readonly<ReadBatchStats> | null {
+    return this.lists.batchedPages?.stats ?? null;
   }
 
   listBySize(q: SizeListQuery): Promise<FileRecord[]> {

@@ -20,7 +20,7 @@ import { jsonObject, restFileJson as restFileSchema, restPage } from '../http/co
 import { fileParams } from './rest-params.js';
 import { dateParam, queryOf } from '../http/rest/query.js';
 import { infoExtrasOf, infoQueryV07, listQueryOf, listQueryV07 } from './list-query.js';
-import { cursorPage, pageLinks, userParams, type CursorPage, type PageLinks } from '../http/rest/pagination.js';
+import { cursorPage, cursorPageOf, pageLinks, rowsForPage, userParams, type PageLinks } from '../http/rest/pagination.js';
 import { requireVersion } from '../http/rest/version.js';
 import { formatSizeCursor, sizeCursorParam } from './list-order.js';
 
@@ -62,28 +62,29 @@ export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
       const { removed, stored, limit, ordering: order, extras, tags } = listQueryOf(req.apiVersion, q);
       const base = { projectId: req.projectId, removed, stored, desc: order.desc, tags };
       const url = `${ctx.bases.rest}/files/`;
-      let result: { page: FileRecord[]; links: PageLinks };
+      let result: ListAnswer;
       if (order.by === 'size') {
         const p = await cursorPage(
           { limit, from: sizeCursorParam(q, 'from', order.desc), to: sizeCursorParam(q, 'to', order.desc) },
           (after, before, n) => ctx.files.listBySize({ ...base, limit: n, after, before }),
           (f) => ({ size: f.size, us: f.uploadedUs }),
         );
-        result = withLinks(p, (pg) => pageLinks(url, userParams(q), pg.first, pg.last, pg.hasNext, pg.hasPrevious, formatSizeCursor));
+        const links = pageLinks(url, userParams(q), p.first, p.last, p.hasNext, p.hasPrevious, formatSizeCursor);
+        result = { page: p.page, links, ...(await ctx.files.countAndTotals({ projectId: req.projectId, removed, stored, tags })) };
       } else {
-        const p = await cursorPage(
-          { limit, from: dateParam(q, 'from'), to: dateParam(q, 'to') },
-          (afterUs, beforeUs, n) => ctx.files.list({ ...base, limit: n, afterUs, beforeUs }),
-          (f) => f.uploadedUs,
-        );
-        result = withLinks(p, (pg) => pageLinks(url, userParams(q), pg.first, pg.last, pg.hasNext, pg.hasPrevious, formatCursor));
+        const cursors = { limit, from: dateParam(q, 'from'), to: dateParam(q, 'to') };
+        const query = (afterUs: number | null, beforeUs: number | null, n: number) => ({ ...base, limit: n, afterUs, beforeUs });
+        // The page comes with `total` and `totals`: one round trip on PostgreSQL (list/repo.ts).
+        const { records, total, totals } = await ctx.files.listWithTotals(query(cursors.from, cursors.to, rowsForPage(limit)));
+        const p = await cursorPageOf(cursors, records, (afterUs, beforeUs, n) => ctx.files.list(query(afterUs, beforeUs, n)), (f) => f.uploadedUs);
+        const links = pageLinks(url, userParams(q), p.first, p.last, p.hasNext, p.hasPrevious, formatCursor);
+        result = { page: p.page, links, total, totals };
       }
-      const { total, totals } = await ctx.files.countAndTotals({ projectId: req.projectId, removed, stored, tags });
       return sendJson(reply, 200, {
         next: result.links.next,
         previous: result.links.previous,
-        total,
-        totals,
+        total: result.total,
+        totals: result.totals,
         per_page: limit,
         results: result.page.map((f) => json(req, f, extras)),
       });
@@ -131,8 +132,12 @@ export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
   };
 }
 
-function withLinks<K>(p: CursorPage<FileRecord, K>, links: (p: CursorPage<FileRecord, K>) => PageLinks): { page: FileRecord[]; links: PageLinks } {
-  return { page: p.page, links: links(p) };
+/** What a list answer is made of, whichever the order. */
+interface ListAnswer {
+  page: FileRecord[];
+  links: PageLinks;
+  total: number;
+  totals: { removed: number; stored: number; unstored: number };
 }
 
 function uuidOf(req: FastifyRequest): string {

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import type { BlobStore } from '../blobs/store.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import type { ReadBatchStats } from '../db/read-batcher.js';
-import { FileRepo, type ListQuery, type SizeListQuery } from './repo.js';
+import { FileRepo, type CountedList, type ListQuery, type SizeListQuery } from './repo.js';
 import { ContentRepo } from './contents/repo.js';
 import { FileRecordCache } from './record-cache.js';
 import { uuidInKey } from '../blobs/sweep.js';
@@ -101,6 +101,11 @@ export class FileService {
     return this.repo.readBatchStats();
   }
 
+  /** Counts of the batched list pages (PostgreSQL; null on SQLite): the node's metrics. */
+  listBatchStats(): Readonly<ReadBatchStats> | null {
+    return this.repo.listBatchStats();
+  }
+
   /** The file as stored (removed ones included), or null; `uuid` must already be canonical. */
   find(projectId: number, uuid: string): Promise<FileRecord | null> {
     return this.repo.get(projectId, uuid);
@@ -132,6 +137,11 @@ export class FileService {
 
   list(q: ListQuery): Promise<FileRecord[]> {
     return this.repo.list(q);
+  }
+
+  /** A page of the upload-time list with its `total` and `totals`: one round trip on PostgreSQL without tags (list/repo.ts). */
+  listWithTotals(q: ListQuery): Promise<CountedList> {
+    return this.repo.listWithTotals(q);
   }
 
   /** REST v0.6 `ordering=size|-size`. */

@@ -3,7 +3,8 @@
  * through the store handle counted: a page is one statement whichever its shape (each shape's query
  * is compiled once and reused, binding each call's own cursors and limit), `total` and `totals`
  * come from one read of the project's counters, and on PostgreSQL concurrent reads of the counters
- * share round trips (db/read-batcher.ts).
+ * share round trips (db/read-batcher.ts), as do a page and its counters read together
+ * (`listWithTotals`: one statement for the pages of one shape asked for together, list/batched/repo.ts).
  */
 import crypto from 'node:crypto';
 import { sql, type KyselyPlugin, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
@@ -89,5 +90,43 @@ describe('file list reads', () => {
     const n = take();
     if (usingPostgres()) expect(n).toBe(1);
     else expect(n).toBe(20); // SQLite reads in process, one statement each
+  });
+
+  it('reads a page with its total and totals, as list and countAndTotals answer them', async () => {
+    const lists = new FileListRepo(counted);
+    const queries = [
+      query({}),
+      query({ afterUs: T0 + 4, limit: 3 }),
+      query({ desc: true, afterUs: T0 + 8, limit: 2 }),
+      query({ beforeUs: T0 + 8, limit: 2 }),
+      query({ stored: true }),
+      query({ stored: false, desc: true }),
+      query({ removed: true }),
+      query({ removed: true, stored: true }),
+      query({ afterUs: T0 + 1, beforeUs: T0 + 8 }),
+      query({ afterUs: T0 + 11 }), // an empty page
+      query({ projectId: project + 1000 }), // a project nothing was counted in
+    ];
+    for (const q of queries) {
+      const alone = { records: await lists.list(q), ...(await lists.countAndTotals(q)) };
+      take();
+      expect(await lists.listWithTotals(q)).toEqual(alone);
+      // One statement on PostgreSQL; the page, then the counters in process on SQLite (and the
+      // count of removed files keeping a stored time, which the counters do not hold, on both).
+      const extra = q.removed && q.stored !== null ? 1 : 0;
+      expect(take()).toBe((usingPostgres() ? 1 : 2) + extra);
+    }
+  });
+
+  it('reads concurrent pages of one shape and their counters in one statement on PostgreSQL', async () => {
+    const lists = new FileListRepo(counted);
+    const queries = Array.from({ length: 20 }, (_, i) => query({ projectId: i % 4 === 0 ? project + 1000 : project, afterUs: T0 + (i % 10), limit: 3 }));
+    const alone = [];
+    for (const q of queries) alone.push({ records: await lists.list(q), ...(await lists.countAndTotals(q)) });
+    take();
+    expect(await Promise.all(queries.map((q) => lists.listWithTotals(q)))).toEqual(alone);
+    const n = take();
+    if (usingPostgres()) expect(n).toBe(1);
+    else expect(n).toBe(40); // SQLite reads in process: a page and the counters each
   });
 });

@@ -6,7 +6,8 @@ import { countersBatcher, readCounters, type ProjectCounts } from '../../db/proj
 import type { ReadBatcher } from '../../db/read-batcher.js';
 import { literalLimit, ReusableQueriesByShape } from '../../db/reusable-query.js';
 import type { FileRecord } from '../../core/file-record.js';
-import { toRecord, type FilesEb } from '../file-row.js';
+import { toRecord, type FileRow, type FilesEb } from '../file-row.js';
+import { BatchedListPages, type PageShape } from './batched/repo.js';
 
 type Row = Selectable<Database['files']>;
 type CountQuery = Pick<ListQuery, 'projectId' | 'removed' | 'stored' | 'tags'>;
@@ -15,6 +16,12 @@ export interface FileTotals {
   removed: number;
   stored: number;
   unstored: number;
+}
+/** A page of the list with its `total` and `totals` (`listWithTotals`). */
+export interface CountedList {
+  records: FileRecord[];
+  total: number;
+  totals: FileTotals;
 }
 /** A page of the upload-time list without tags, by its shape's compiled query (`untaggedPage`). */
 type PageArgs = [projectId: number, afterUs: number | null, beforeUs: number | null];
@@ -50,6 +57,8 @@ export class FileListRepo {
   private readonly db: Kysely<Database>;
   /** PostgreSQL: the counters read by concurrent lists of a project in one round trip. */
   private readonly batchedCounters: ReadBatcher<number, ProjectCounts> | null;
+  /** PostgreSQL: untagged pages with their counters, concurrent ones in one round trip (batched/repo.ts). */
+  readonly batchedPages: BatchedListPages | null;
   /**
    * The untagged upload-time pages by shape (filters, order, which cursors are set, the LIMIT):
    * few shapes in practice, each built and compiled once (db/reusable-query.ts), where building and
@@ -60,14 +69,28 @@ export class FileListRepo {
   constructor(store: Db) {
     this.db = store.kysely;
     this.batchedCounters = store.dialect === 'postgres' ? countersBatcher(this.db) : null;
+    this.batchedPages = store.dialect === 'postgres' ? new BatchedListPages(this.db) : null;
   }
 
   async list(q: ListQuery): Promise<FileRecord[]> {
-    // A `previous` page walks backwards from its cursor, then is flipped back into display order.
-    const backwards = q.beforeUs !== null && q.afterUs === null;
     const rows = (q.tags ?? []).length === 0 ? (await this.untaggedPage(q)(this.db, q.projectId, q.afterUs, q.beforeUs)).rows : await this.taggedPage(q);
-    const records = rows.map(toRecord);
-    return backwards ? records.reverse() : records;
+    return this.inDisplayOrder(q, rows);
+  }
+
+  /**
+   * A page and the list's `total` and `totals`. On PostgreSQL an untagged page and its project's
+   * counters are one statement, shared with the other pages asked for in the same turn
+   * (batched/repo.ts); otherwise the page, then the counters, as `list` and `countAndTotals` read them.
+   */
+  async listWithTotals(q: ListQuery): Promise<CountedList> {
+    const { projectId, afterUs, beforeUs } = q;
+    const batched = (q.tags ?? []).length === 0 ? this.batchedPages?.read(shapeOf(q), { projectId, afterUs, beforeUs }) : null;
+    if (!batched) {
+      const records = await this.list(q);
+      return { records, ...(await this.countAndTotals(q)) };
+    }
+    const { rows, counts } = await batched;
+    return { records: this.inDisplayOrder(q, rows), total: await this.totalFrom(counts, q), totals: totalsOf(counts) };
   }
 
   private untaggedPage(q: ListQuery): PageQuery {
@@ -129,8 +152,7 @@ export class FileListRepo {
   async countAndTotals(q: CountQuery): Promise<{ total: number; totals: FileTotals }> {
     const tagged = (q.tags ?? []).length > 0;
     const [c, taggedTotal] = await Promise.all([this.counters(q.projectId), tagged ? this.countTagged(q, q.tags!) : null]);
-    const totals = { removed: c.removed, stored: c.stored, unstored: c.unstored };
-    return { total: taggedTotal ?? (await this.totalFrom(c, q)), totals };
+    return { total: taggedTotal ?? (await this.totalFrom(c, q)), totals: totalsOf(c) };
   }
 
   private counters(projectId: number): Promise<ProjectCounts> {
@@ -181,9 +203,23 @@ export class FileListRepo {
     return Number((await s.executeTakeFirstOrThrow()).n);
   }
 
+  /** A `previous` page walks backwards from its cursor: its rows flipped back into display order. */
+  private inDisplayOrder(q: ListQuery, rows: readonly FileRow[]): FileRecord[] {
+    const records = rows.map(toRecord);
+    return q.beforeUs !== null && q.afterUs === null ? records.reverse() : records;
+  }
+
   /** The list's `totals`: one read of the project's counters. */
   async totals(projectId: number): Promise<FileTotals> {
-    const { removed, stored, unstored } = await this.counters(projectId);
-    return { removed, stored, unstored };
+    return totalsOf(await this.counters(projectId));
   }
+}
+
+function totalsOf({ removed, stored, unstored }: ProjectCounts): FileTotals {
+  return { removed, stored, unstored };
+}
+
+/** What decides an untagged page's SQL besides its project and cursors (batched/repo.ts). */
+function shapeOf(q: ListQuery): PageShape {
+  return { removed: q.removed, stored: q.stored, desc: q.desc, after: q.afterUs !== null, before: q.beforeUs !== null, limit: q.limit };
 }

@@ -58,7 +58,24 @@ export async function cursorPage<T, K = number>(
   fetch: (after: K | null, before: K | null, limit: number) => Promise<T[]>,
   keyOf: (row: T) => K,
 ): Promise<CursorPage<T, K>> {
-  const rows = await fetch(q.from, q.to, q.limit + 1);
+  return cursorPageOf(q, await fetch(q.from, q.to, rowsForPage(q.limit)), fetch, keyOf);
+}
+
+/** The rows a page's own fetch asks for: one more than the page tells whether another follows. */
+export function rowsForPage(limit: number): number {
+  return limit + 1;
+}
+
+/**
+ * `cursorPage` from rows the caller fetched itself, `rowsForPage(q.limit)` of them from `q.from` /
+ * `q.to` (with something read alongside: a list's counters); `fetch` probes the other direction.
+ */
+export async function cursorPageOf<T, K = number>(
+  q: { limit: number; from: K | null; to: K | null },
+  rows: T[],
+  fetch: (after: K | null, before: K | null, limit: number) => Promise<T[]>,
+  keyOf: (row: T) => K,
+): Promise<CursorPage<T, K>> {
   const walkingBack = q.to !== null && q.from === null;
   const more = rows.length > q.limit;
   const page = more ? (walkingBack ? rows.slice(1) : rows.slice(0, q.limit)) : rows;
