@@ -58,7 +58,8 @@ export class FileRecordCache {
   }
 }
 
-function deepFreeze<T>(value: T): T {
+/** Frozen all the way down: a record shared by every reader (list/record-versions.ts too). */
+export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const v of Object.values(value)) deepFreeze(v);

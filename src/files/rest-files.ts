@@ -53,9 +53,20 @@ export function fileInfoAnswers(ctx: AppContext) {
     rendered.get(file, `${version}:${extras}`, () => jsonBytes(restFileFor(version, file, ctx.bases, extras)));
 }
 
+/**
+ * A file as the list shows it, rendered once per record and variant (JSON text): a row the list
+ * reads again unchanged is the same record (list/record-versions.ts).
+ */
+function listedFiles(ctx: AppContext) {
+  const rendered = new RenderedPerRecord<string>();
+  return (version: RestVersion, file: Readonly<FileRecord>, extras: boolean): string =>
+    rendered.get(file, `${version}:${extras}`, () => JSON.stringify(restFileFor(version, file, ctx.bases, extras)));
+}
+
 export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     const json = (req: FastifyRequest, f: FileRecord, extras = false) => restFileFor(req.apiVersion, f, ctx.bases, extras);
+    const listed = listedFiles(ctx);
 
     restRoute(app, LIST_SPEC, async (req, reply) => {
       const q = queryOf(req.query);
@@ -80,14 +91,8 @@ export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
         const links = pageLinks(url, userParams(q), p.first, p.last, p.hasNext, p.hasPrevious, formatCursor);
         result = { page: p.page, links, total, totals };
       }
-      return sendJson(reply, 200, {
-        next: result.links.next,
-        previous: result.links.previous,
-        total: result.total,
-        totals: result.totals,
-        per_page: limit,
-        results: result.page.map((f) => json(req, f, extras)),
-      });
+      const head = { next: result.links.next, previous: result.links.previous, total: result.total, totals: result.totals, per_page: limit };
+      return sendJsonBytes(reply, 200, withResults(head, result.page.map((f) => listed(req.apiVersion, f, extras))));
     });
 
     restRoute(app, { method: 'GET', url: '/files/:uuid/', tags: FILES, summary: "A file's info", params: fileParams, query: infoQueryV07, deferred: true, responses: { 200: { description: 'The file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, async (req, reply) => {
@@ -130,6 +135,14 @@ export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
       );
     }
   };
+}
+
+/**
+ * `jsonBytes({ ...head, results })` where each result is already JSON text: the same bytes, as
+ * JSON.stringify writes no spaces and `head` (never empty) ends with its last field.
+ */
+function withResults(head: Record<string, unknown>, results: readonly string[]): Buffer {
+  return Buffer.from(`${JSON.stringify(head).slice(0, -1)},"results":[${results.join(',')}]}`);
 }
 
 /** What a list answer is made of, whichever the order. */

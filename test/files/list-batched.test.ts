@@ -1,7 +1,8 @@
 /**
  * The file list over HTTP (src/files/list/): on PostgreSQL an untagged page and its project's
- * counters are one statement, shared by the pages asked for together (list/batched/repo.ts). Here,
- * on both stores: a burst of concurrent lists over two projects, pages and cursors answers each request with
+ * counters are one statement, shared by the pages asked for together (list/batched/repo.ts), and on
+ * both stores a file read again unchanged is rendered once (list/record-versions.ts). Here, on both
+ * stores: a burst of concurrent lists over two projects, pages and cursors answers each request with
  * exactly the bytes it gets alone; on PostgreSQL the node's counts show the burst's pages took fewer
  * statements than pages; and every write (a new file, store, metadata, tags, delete) is in the next
  * list's answer and its totals, while other lists keep batches going.

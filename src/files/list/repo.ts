@@ -6,7 +6,8 @@ import { countersBatcher, readCounters, type ProjectCounts } from '../../db/proj
 import type { ReadBatcher } from '../../db/read-batcher.js';
 import { literalLimit, ReusableQueriesByShape } from '../../db/reusable-query.js';
 import type { FileRecord } from '../../core/file-record.js';
-import { toRecord, type FileRow, type FilesEb } from '../file-row.js';
+import type { FileRow, FilesEb } from '../file-row.js';
+import { RecordVersions } from './record-versions.js';
 import { BatchedListPages, type PageShape } from './batched/repo.js';
 
 type Row = Selectable<Database['files']>;
@@ -65,6 +66,8 @@ export class FileListRepo {
    * compiling the query cost about as much as SQLite running it (docs/performance.md).
    */
   private readonly pageQueries = new ReusableQueriesByShape<PageArgs, Row>();
+  /** A row read again unchanged gives the same record, which the route renders once (record-versions.ts). */
+  private readonly versions = new RecordVersions();
 
   constructor(store: Db) {
     this.db = store.kysely;
@@ -134,7 +137,7 @@ export class FileListRepo {
     const backwards = q.before !== null && q.after === null;
     const dir = (backwards ? !q.desc : q.desc) ? 'desc' : 'asc';
     const rows = await s.orderBy('size', dir).orderBy('uploaded_us', dir).limit(literalLimit(q.limit)).execute();
-    const records = rows.map(toRecord);
+    const records = rows.map((r) => this.versions.of(r));
     return backwards ? records.reverse() : records;
   }
 
@@ -205,7 +208,7 @@ export class FileListRepo {
 
   /** A `previous` page walks backwards from its cursor: its rows flipped back into display order. */
   private inDisplayOrder(q: ListQuery, rows: readonly FileRow[]): FileRecord[] {
-    const records = rows.map(toRecord);
+    const records = rows.map((r) => this.versions.of(r));
     return q.beforeUs !== null && q.afterUs === null ? records.reverse() : records;
   }
 
