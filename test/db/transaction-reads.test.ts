@@ -6,7 +6,7 @@
  * share one read of each per project (src/db/transaction-reads.ts); the next transaction reads
  * again and sees what changed. On PostgreSQL every call reads.
  */
-import type { KyselyPlugin, QueryResult, RootOperationNode, Transaction, UnknownRow } from 'kysely';
+import type { Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import type { Database } from '../../src/db/schema.js';
@@ -14,12 +14,13 @@ import { AddonRepo } from '../../src/addons/repo.js';
 import { ProjectRepo } from '../../src/projects/repo.js';
 import { WebhookRepo } from '../../src/webhooks/repo.js';
 import { usingPostgres } from '../helpers/server.js';
+import { countingStatements } from '../helpers/statement-count.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
 
 let store: TestStore;
-/** Statements executed through `counted` since the last `take()`. */
-let statements = 0;
 let counted: Db;
+/** Statements executed through `counted` since the last call. */
+let take: () => number;
 let mine: number;
 let other: number;
 
@@ -28,23 +29,9 @@ beforeAll(async () => {
   const projects = new ProjectRepo(store.db);
   mine = (await projects.insert({ name: 'reads-mine', pubKey: 'readsminepub', autostore: true, signedUploads: false, createdUs: 1 }, 'readsminesecret-0123456789')).id;
   other = (await projects.insert({ name: 'reads-other', pubKey: 'readsotherpub', autostore: true, signedUploads: false, createdUs: 1 }, 'readsothersecret-0123456789')).id;
-  const plugin: KyselyPlugin = {
-    transformQuery: ({ node }): RootOperationNode => node,
-    // Called once per statement executed (a reused template too); BEGIN and COMMIT are not seen.
-    transformResult: async ({ result }): Promise<QueryResult<UnknownRow>> => {
-      statements++;
-      return result;
-    },
-  };
-  counted = { ...store.db, kysely: store.db.kysely.withPlugin(plugin) };
+  ({ db: counted, take } = countingStatements(store.db));
 }, 60_000);
 afterAll(() => store?.close());
-
-function take(): number {
-  const n = statements;
-  statements = 0;
-  return n;
-}
 
 /** A transaction on the counting handle (Db.transaction would open it on the uncounted one). */
 const inTransaction = <T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> => counted.kysely.transaction().execute(fn);

@@ -7,19 +7,20 @@
  * (`listWithTotals`: one statement for the pages of one shape asked for together, list/batched/repo.ts).
  */
 import crypto from 'node:crypto';
-import { sql, type KyselyPlugin, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import { FileListRepo, type ListQuery } from '../../src/files/list/repo.js';
+import { countingStatements } from '../helpers/statement-count.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
 import { usingPostgres } from '../helpers/server.js';
 
 const T0 = 1_700_000_000_000_000;
 let store: TestStore;
 let project: number;
-/** Statements executed through `counted` since the last `take()`. */
-let statements = 0;
 let counted: Db;
+/** Statements executed through `counted` since the last call. */
+let take: () => number;
 
 beforeAll(async () => {
   store = await migratedStore('list-reads');
@@ -34,23 +35,9 @@ beforeAll(async () => {
       values (${crypto.randomUUID()}, ${project}, ${T0 + i}, ${stored}, ${removed}, ${i}, 'text/plain', ${`f${i}.txt`}, ${`f${i}.txt`}, 0, 1, '{}', '{}', 'x', '[]', 'text/plain')`.execute(db);
   }
   await db.insertInto('project_counters').values({ project_id: project, removed_files: 4, stored_files: 4, unstored_files: 4, groups_count: 0 }).execute();
-  const plugin: KyselyPlugin = {
-    transformQuery: ({ node }): RootOperationNode => node,
-    // Called once per statement executed, compiled here or before (a reused template, raw SQL).
-    transformResult: async ({ result }): Promise<QueryResult<UnknownRow>> => {
-      statements++;
-      return result;
-    },
-  };
-  counted = { ...store.db, kysely: store.db.kysely.withPlugin(plugin) };
+  ({ db: counted, take } = countingStatements(store.db));
 }, 60_000);
 afterAll(() => store?.close());
-
-function take(): number {
-  const n = statements;
-  statements = 0;
-  return n;
-}
 
 const query = (q: Partial<ListQuery>): ListQuery => ({ projectId: project, removed: false, stored: null, limit: 100, desc: false, afterUs: null, beforeUs: null, ...q });
 const sizes = (files: Array<{ size: number }>) => files.map((f) => f.size);
