@@ -14,6 +14,13 @@ export interface BlobDigests {
   sha256: string;
 }
 
+/**
+ * Bodies up to this size are hashed inline on the main thread as their chunks pass (4 MiB: 10-20 ms
+ * of hashing spread over its chunks, with or without SHA-NI; no thread round trip); larger ones in
+ * the digest threads (written-digest.ts, streamed-digest.ts).
+ */
+export const INLINE_DIGEST_BYTES = 4 * 1024 * 1024;
+
 /** The algorithm a digest thread computes (digest-thread.ts): one thread per algorithm. */
 export type DigestAlgorithm = 'md5' | 'sha256';
 

@@ -1,7 +1,7 @@
 /**
  * MD5 and SHA-256 of a body being written into a new file, in order. A small body is hashed on the
  * main thread as its chunks pass (a 64 KiB upload: well under a millisecond, no thread round
- * trip). Once the body passes INLINE_BYTES it is large: the inline digests are dropped and the two
+ * trip). Once the body passes INLINE_DIGEST_BYTES it is large: the inline digests are dropped and the two
  * digest threads (digest-threads.ts) compute MD5 and SHA-256 from the file's first byte, each
  * reading back the batches the writer has just written (page cache), in steps of HASH_STEP.
  * The main thread then hashes nothing: on a CPU without SHA-NI, SHA-256 from the chunks as they
@@ -12,11 +12,9 @@
  * A thread that fails loses its digest; `digest` then reads the whole file again in the threads
  * (digestLocalFile), never answering with a digest of part of the bytes.
  */
-import { DigestStream, type BlobDigests } from './digest.js';
+import { DigestStream, INLINE_DIGEST_BYTES, type BlobDigests } from './digest.js';
 import { ThreadDigests, digestLocalFile } from './digest-threads.js';
 
-/** Bodies up to this size are hashed inline: 4 MiB, 10-20 ms of hashing (with or without SHA-NI) spread over its chunks. */
-const INLINE_BYTES = 4 * 1024 * 1024;
 /**
  * Written bytes are handed to the threads this many at a time (the rest at the end): one message,
  * reply, open and close per 4 MiB and thread instead of per batch written (4,096 per GiB of
@@ -41,7 +39,7 @@ export class WrittenBytesDigest {
   /** A chunk accepted for writing; `size` is the body's byte count with it. */
   received(chunk: Buffer, size: number): void {
     if (!this.inline) return;
-    if (size <= INLINE_BYTES) {
+    if (size <= INLINE_DIGEST_BYTES) {
       this.inline.update(chunk);
       return;
     }
