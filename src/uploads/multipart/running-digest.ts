@@ -12,7 +12,8 @@
  *
  * Only what this process saw counts: a part written by another node or before a restart is never
  * in `sizes`, so the digest stalls and `take` answers null (the caller reads the file once). A
- * part rewritten after it was hashed (or while it is) spoils the digest the same way.
+ * part rewritten after it was hashed (or while it is) spoils the digest the same way; a part
+ * written for the first time never does, whenever it comes.
  */
 import type { BlobDigests } from '../../blobs/digest.js';
 import { ThreadDigests } from '../../blobs/digest-threads.js';
@@ -23,6 +24,8 @@ interface Running {
   partSize: number;
   /** The next part to hash (from 1). */
   next: number;
+  /** The part being read and hashed right now; 0 between parts. */
+  hashing: number;
   hashedBytes: number;
   /** This upload's digests in a digest thread. */
   digest: ThreadDigests;
@@ -36,19 +39,23 @@ interface Running {
 export class RunningDigests {
   private readonly uploads = new Map<string, Running>();
 
-  /** A (re)write of `part` begins: if its old bytes were (being) hashed, the digest is spoiled. */
+  /**
+   * A write of `part` begins. Its first write is announced here too, so only bytes already hashed
+   * (a part before `next`) or being hashed now spoil the digest: a part that is merely next, or
+   * waits in `sizes` for an earlier one, is forgotten until its write ends (`partWritten`).
+   */
   partRewritten(uuid: string, part: number): void {
     const r = this.uploads.get(uuid);
     if (!r) return;
     r.sizes.delete(part);
-    if (part <= r.next) r.spoiled = true;
+    if (part < r.next || part === r.hashing) r.spoiled = true;
   }
 
   /** `part` of `size` bytes is durable in `file`: hash whatever is now contiguous. */
   partWritten(file: string, w: PartWrite, size: number): void {
     let r = this.uploads.get(w.uuid);
     if (!r) {
-      r = { file, partSize: w.partSize, next: 1, hashedBytes: 0, digest: new ThreadDigests('one thread'), sizes: new Map(), spoiled: false, work: Promise.resolve() };
+      r = { file, partSize: w.partSize, next: 1, hashing: 0, hashedBytes: 0, digest: new ThreadDigests('one thread'), sizes: new Map(), spoiled: false, work: Promise.resolve() };
       this.uploads.set(w.uuid, r);
     }
     if (r.spoiled) return;
@@ -87,8 +94,13 @@ export class RunningDigests {
     for (;;) {
       const size = r.sizes.get(r.next);
       if (r.spoiled || size === undefined) return;
-      if (size > 0) await r.digest.hash(r.file, (r.next - 1) * r.partSize, size);
-      // A rewrite that began while this part was read spoiled it (partRewritten: part <= next).
+      r.hashing = r.next;
+      try {
+        if (size > 0) await r.digest.hash(r.file, (r.next - 1) * r.partSize, size);
+      } finally {
+        r.hashing = 0;
+      }
+      // A rewrite that began while this part was read spoiled it (partRewritten: part === hashing).
       if (r.spoiled) return;
       r.sizes.delete(r.next);
       r.hashedBytes += size;
