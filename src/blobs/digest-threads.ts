@@ -2,8 +2,8 @@
  * A large body's MD5 and SHA-256, each digest in a thread of its own (digest-thread.ts): MD5 in
  * one, SHA-256 in the other, both fed the same bytes and hashing them at once: byte ranges of a
  * local file just written (written-digest.ts), or slabs of shared memory for bytes that are never
- * written locally (streamed-digest.ts, S3). Multipart's running digest keeps both in one thread
- * (see ThreadDigests).
+ * written locally (streamed-digest.ts, S3), or the parts of a multipart upload as they land
+ * (running-digest.ts).
  * Without SHA-NI, SHA-256 costs about 2.9 s of CPU per GiB and MD5 1.8 s; in one thread they were
  * a 4.7 s chain, and SHA-256 on the main thread (from a direct body's chunks as they passed) made
  * the main thread, which receives the bytes, the chain a large upload waited on
@@ -17,7 +17,7 @@
 import type { BlobDigests, DigestAlgorithm } from './digest.js';
 import { DigestThread } from './digest-thread.js';
 
-/** The two threads; `md5` also takes a multipart upload's digests of both (see ThreadDigests). */
+/** The two threads. */
 const threads = { md5: new DigestThread(), sha256: new DigestThread() };
 
 /** One digest in one thread: its name there and what it computes. */
@@ -28,20 +28,19 @@ interface Placed {
 }
 
 /**
- * One body's two digests in the threads, fed its ranges (or shared-memory slabs) in order.
- * 'split': MD5 in one thread and SHA-256 in the other, at once (direct and S3 bodies). 'one
- * thread': both from one read in one thread, as before the split (multipart's running digest:
- * there the split's second read of every part cost +0.46 s of CPU per GiB and was not faster in
- * 10 alternated 1 GiB runs, measured at load 9-16 on 2 cores without SHA-NI, 28 Nov 2026). A failure of either thread rejects `hash`
- * or `finish`; the caller then forgets this digest and reads the file again (digestLocalFile),
- * never answering with a digest of part of the bytes.
+ * One body's two digests in the threads, fed its ranges (or shared-memory slabs) in order: MD5 in
+ * one thread and SHA-256 in the other, at once. (Multipart's running digest once kept both in one
+ * thread, one read per part: on a CPU with SHA-NI that chain, 2.8 s per GiB, made the completion
+ * wait 0.8-1.2 s for it, against 0.1-0.25 s split; docs/performance.md.) A failure of either
+ * thread rejects `hash` or `finish`; the caller then forgets this digest and reads the file again
+ * (digestLocalFile), never answering with a digest of part of the bytes.
  */
 export class ThreadDigests {
   private readonly placed: Placed[];
 
-  constructor(placement: 'split' | 'one thread' = 'split') {
+  constructor() {
     const place = (thread: DigestThread, algorithms: readonly DigestAlgorithm[]): Placed => ({ thread, name: thread.newDigest(algorithms), algorithms });
-    this.placed = placement === 'split' ? [place(threads.md5, ['md5']), place(threads.sha256, ['sha256'])] : [place(threads.md5, ['md5', 'sha256'])];
+    this.placed = [place(threads.md5, ['md5']), place(threads.sha256, ['sha256'])];
   }
 
   /** Adds `length` bytes of `file` from `start` to both digests (after the ranges added before). */

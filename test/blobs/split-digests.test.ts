@@ -48,15 +48,6 @@ describe('split digests', () => {
     expect(await digests.finish()).toEqual({ md5: md5(data), sha256: sha256(data) });
   });
 
-  it('both digests from one read in one thread (multipart\'s running digest) equal node\'s too', async () => {
-    const data = crypto.randomBytes(9 * MiB + 77);
-    const file = path.join(dir, 'one-thread.bin');
-    fs.writeFileSync(file, data);
-    const digests = new ThreadDigests('one thread');
-    await Promise.all([digests.hash(file, 0, 4 * MiB), digests.hash(file, 4 * MiB, data.length - 4 * MiB)]);
-    expect(await digests.finish()).toEqual({ md5: md5(data), sha256: sha256(data) });
-  });
-
   it('a range past the end of the file fails the digest, and its later ranges and finish fail too', async () => {
     const file = path.join(dir, 'short.bin');
     fs.writeFileSync(file, crypto.randomBytes(MiB));

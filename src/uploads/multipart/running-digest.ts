@@ -3,12 +3,12 @@
  * SHA-256 need the bytes in order, so once part n is written and parts 1..n-1 are hashed, part n
  * is read back (from the page cache: it was just written) and hashed, then n+1 if it is there.
  * Parts come 4 or so at a time, mostly in order, so by completion the work is done and the file is
- * not read again (1 GiB: about 5 s of hashing without SHA-NI, off the completion). The reading and
- * hashing run in a digest thread, both digests from one read (digest-threads.ts, 'one thread'), on
- * another core than the one receiving the parts; this module only decides which range is next.
- * (MD5 and SHA-256 in two threads at once, as direct bodies have them, shortened this chain from
- * 5.0 to 3.2 s per GiB but read every part twice: +0.46 s of CPU per GiB, and no faster on the
- * loaded 2-core machine it was measured on.)
+ * not read again. The reading and hashing run in the digest threads, MD5 in one and SHA-256 in the
+ * other at once, as direct bodies have them (digest-threads.ts), off the thread receiving the
+ * parts; this module only decides which range is next. (Both from one read in one thread was a
+ * 2.8 s per GiB chain on a CPU with SHA-NI: the completion waited 0.8-1.2 s for it, 0.1-0.25 s
+ * split, 28 Nov 2026; without SHA-NI, at load 9-16, the split's second read of every part had not
+ * paid: docs/performance.md.)
  *
  * Only what this process saw counts: a part written by another node or before a restart is never
  * in `sizes`, so the digest stalls and `take` answers null (the caller reads the file once). A
@@ -55,7 +55,7 @@ export class RunningDigests {
   partWritten(file: string, w: PartWrite, size: number): void {
     let r = this.uploads.get(w.uuid);
     if (!r) {
-      r = { file, partSize: w.partSize, next: 1, hashing: 0, hashedBytes: 0, digest: new ThreadDigests('one thread'), sizes: new Map(), spoiled: false, work: Promise.resolve() };
+      r = { file, partSize: w.partSize, next: 1, hashing: 0, hashedBytes: 0, digest: new ThreadDigests(), sizes: new Map(), spoiled: false, work: Promise.resolve() };
       this.uploads.set(w.uuid, r);
     }
     if (r.spoiled) return;
