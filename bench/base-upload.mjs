@@ -87,7 +87,7 @@ const mean = (list) => {
   const requests = list.reduce((a, r) => a + r.requests, 0);
   const avg = (f) => list.reduce((a, r) => a + f(r), 0) / list.length;
   const weighted = (f) => list.reduce((a, r) => a + f(r) * r.requests, 0) / requests;
-  return { rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), cpuMsPerReq: weighted((r) => r.cpuMsPerReq), bad: list.reduce((a, r) => a + r.bad, 0) };
+  return { rps: avg((r) => r.rps), p50: avg((r) => r.p50), p99: avg((r) => r.p99), cpuMsPerReq: weighted((r) => r.cpuMsPerReq), mainMsPerReq: weighted((r) => r.mainMsPerReq), bad: list.reduce((a, r) => a + r.bad, 0) };
 };
 const R = {
   [`stowage POST /base/ (stored), 1 core, ${CONNECTIONS} conn`]: mean(runs.stowage),
@@ -96,9 +96,11 @@ const R = {
   [`floor, 2 cores, ${MANY} conn`]: mean(many.bare),
 };
 const f = (v, d = 1) => v.toFixed(d);
-console.log(`${'server'.padEnd(46)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'errors'.padStart(7)}`);
-for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(46)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${String(r.bad).padStart(7)}`);
+console.log(`${'server'.padEnd(46)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'CPU ms/req'.padStart(11)} ${'main thread'.padStart(12)} ${'errors'.padStart(7)}`);
+for (const [k, r] of Object.entries(R)) console.log(`${k.padEnd(46)} ${f(r.rps).padStart(9)} ${f(r.p50, 2).padStart(8)} ${f(r.p99, 2).padStart(8)} ${f(r.cpuMsPerReq, 3).padStart(11)} ${f(r.mainMsPerReq, 3).padStart(12)} ${String(r.bad).padStart(7)}`);
 const [st, fl, mst, mfl] = Object.values(R);
+// The main thread's busy share on two cores: near 100 % means the event loop is what bounds uploads/s there.
+console.log(`main thread busy on two cores: stowage ${f((mst.mainMsPerReq * mst.rps) / 10, 0)} %, floor ${f((mfl.mainMsPerReq * mfl.rps) / 10, 0)} %`);
 const ratio = st.rps / fl.rps;
 console.log(`target: req/s stowage / floor ${f(ratio, 2)} (>= 0.6) ${ratio >= 0.6 ? 'MET' : 'MISSED'}`);
 console.log(`target: many clients on two cores ${f(mst.rps, 0)} uploads/s (>= 1,000) ${mst.rps >= 1000 ? 'MET' : 'MISSED'}; against the floor unpinned ${f(mst.rps / mfl.rps, 2)}x`);

@@ -74,6 +74,20 @@ export function cpuTicks(pid) {
   return total;
 }
 
+/**
+ * utime+stime ticks of `pid`'s main thread alone (its task with tid = pid): for a Node server, the
+ * event loop, whose saturation bounds its throughput whatever its other threads do.
+ */
+export function mainThreadTicks(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
 const LUA = `
 counter = COUNTER_START
 BODY = nil
@@ -132,8 +146,10 @@ export async function wrk({ base, pattern, headers = {}, connections, seconds, s
   };
   await run(warmupSeconds); // warm-up: JIT, file caches, connections
   const before = cpuTicks(serverPid);
+  const mainBefore = mainThreadTicks(serverPid);
   const r = await run(seconds);
   const after = cpuTicks(serverPid);
+  const mainAfter = mainThreadTicks(serverPid);
   fs.rmSync(lua, { force: true });
   const secs = r.duration_us / 1e6;
   return {
@@ -141,6 +157,8 @@ export async function wrk({ base, pattern, headers = {}, connections, seconds, s
     p50: r.p50 / 1000,
     p99: r.p99 / 1000,
     cpuMsPerReq: ((after - before) * 1000) / CLK_TCK / Math.max(1, r.requests),
+    /** The server's main thread alone (see mainThreadTicks); its share of the run's wall time is `mainMsPerReq * rps / 1000`. */
+    mainMsPerReq: ((mainAfter - mainBefore) * 1000) / CLK_TCK / Math.max(1, r.requests),
     requests: r.requests,
     /** Mean response size (headers included): equal work is only comparable at equal output. */
     bytesPerReq: r.bytes / Math.max(1, r.requests),

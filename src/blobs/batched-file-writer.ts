@@ -49,6 +49,8 @@ interface Common {
   onChunk?: (chunk: Buffer, size: number) => void;
   /** The file holds everything up to `end` (an offset): called after each batch is written. */
   onWritten?: (end: number) => void;
+  /** Every byte of the body (`size` of them) is written, and the sync begins: work on the written bytes may overlap it. */
+  onAllWritten?: (size: number) => void;
 }
 
 /**
@@ -137,6 +139,7 @@ export class BatchedFileWriter extends Writable {
     }
     this.flushBatch((err) => {
       if (err) return done(err);
+      this.opts.onAllWritten?.(this.size);
       // A part rewrites a file that exists (its data suffices); a new file gets a full fsync, its size and inode with it.
       const sync = this.opts.flags === 'r+' ? fs.fdatasync : fs.fsync;
       sync(this.fd as number, done);

@@ -45,6 +45,11 @@ export class DigestThread {
   private nextId = 1;
   private nextDigest = 1;
   private idleTimer: NodeJS.Timeout | null = null;
+  /**
+   * When the last request was sent. The idle timer checks it when it fires rather than being
+   * cleared and set again by every request: small bodies send one each, hundreds a second.
+   */
+  private lastRequestMs = 0;
 
   /**
    * A fresh name for one digest's state in the thread, computing `algorithms` from the same bytes
@@ -88,6 +93,16 @@ export class DigestThread {
     return reply.hex;
   }
 
+  /**
+   * The lowercase hex digests of the first `length` bytes of `file`, in the order of `algorithms`,
+   * in one request and one read: a small body's, with no state left in the thread.
+   */
+  async digestFile(file: string, length: number, algorithms: readonly DigestAlgorithm[]): Promise<string[]> {
+    const reply = await this.request((id) => ({ op: 'digestFile', id, algorithms, file, length }));
+    if (reply.hex?.length !== algorithms.length) throw new Error('digest thread answered without the digests');
+    return reply.hex;
+  }
+
   private algorithms(digest: number): readonly DigestAlgorithm[] {
     const algorithms = this.algorithmsOf.get(digest);
     if (!algorithms) throw new Error('unknown or forgotten digest');
@@ -102,14 +117,19 @@ export class DigestThread {
     this.stopWhenIdle();
   }
 
+  /** A request about `digest`, whose state must live in the thread that runs now. */
   private call(digest: number, request: (id: number) => DigestRequest): Promise<DigestReply & { ok: true }> {
-    const id = this.nextId++;
     const worker = this.started();
     const home = this.livesIn.get(digest);
     if (home && home !== worker) return Promise.reject(new Error('the digest thread restarted: this digest is lost'));
     this.livesIn.set(digest, worker);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = null;
+    return this.request(request);
+  }
+
+  private request(request: (id: number) => DigestRequest): Promise<DigestReply & { ok: true }> {
+    const id = this.nextId++;
+    const worker = this.started();
+    this.lastRequestMs = Date.now();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.postMessage(request(id));
@@ -143,14 +163,21 @@ export class DigestThread {
   /** Stops the thread IDLE_MS after its last request when it holds no digest and has no work. */
   private stopWhenIdle(): void {
     if (!this.worker || this.pending.size > 0 || this.livesIn.size > 0 || this.idleTimer) return;
+    this.armIdleTimer(IDLE_MS);
+  }
+
+  private armIdleTimer(ms: number): void {
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
       const worker = this.worker;
       if (!worker || this.pending.size > 0 || this.livesIn.size > 0) return;
+      // Used since the timer was set: wait out the rest of that request's idle time.
+      const idleFor = Date.now() - this.lastRequestMs;
+      if (idleFor < IDLE_MS) return this.armIdleTimer(IDLE_MS - idleFor);
       // Forgotten first: its exit is then no failure, and the next request starts another.
       this.worker = null;
       void worker.terminate();
-    }, IDLE_MS);
+    }, ms);
     this.idleTimer.unref();
   }
 

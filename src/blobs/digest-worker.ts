@@ -2,7 +2,7 @@
  * Runs inside a digest thread of digest-thread.ts: digests (MD5, SHA-256 or both) of local
  * files, fed with byte ranges the main thread has just written (read back from the page cache
  * here), or of bytes that pass through memory only (an S3 upload's), handed over in shared
- * memory (streamed-digest.ts). There is one thread per algorithm (digest-threads.ts), so a blob's MD5 and SHA-256 run on
+ * memory (streamed-digest.ts); a small file's both at once, in one request (`digestFile`). There is one thread per algorithm (digest-threads.ts), so a blob's MD5 and SHA-256 run on
  * two threads at once, neither on the core receiving the bytes. One digest per `digest` name, kept
  * until `finish` or `forget`; ranges of one digest are hashed in the order they are sent (messages
  * arrive in order).
@@ -19,7 +19,9 @@ export type DigestRequest =
   /** `bytes` is a view of a SharedArrayBuffer: the main thread leaves it alone until the reply. */
   | { op: 'hashBytes'; id: number; digest: number; algorithms: readonly DigestAlgorithm[]; bytes: Uint8Array }
   | { op: 'finish'; id: number; digest: number; algorithms: readonly DigestAlgorithm[] }
-  | { op: 'forget'; digest: number };
+  | { op: 'forget'; digest: number }
+  /** A small file's digests in one request: nothing is kept here. */
+  | { op: 'digestFile'; id: number; algorithms: readonly DigestAlgorithm[]; file: string; length: number };
 
 /** `hex`: a finished digest's values, in the order of its algorithms. */
 export type DigestReply = { id: number; ok: true; hex?: string[] } | { id: number; ok: false; message: string };
@@ -64,6 +66,7 @@ function handle(req: DigestRequest): DigestReply | null {
     digests.delete(req.digest);
     return null;
   }
+  if (req.op === 'digestFile') return digestFile(req);
   try {
     const d = digestOf(req.digest, req.algorithms);
     if (req.op === 'hash') {
@@ -79,6 +82,16 @@ function handle(req: DigestRequest): DigestReply | null {
   } catch (err) {
     // A digest that failed part-way is useless (the caller falls back to a full read).
     digests.set(req.digest, null);
+    return { id: req.id, ok: false, message: (err as Error).message };
+  }
+}
+
+function digestFile(req: DigestRequest & { op: 'digestFile' }): DigestReply {
+  try {
+    const hashes = req.algorithms.map((a) => crypto.createHash(a));
+    hashRange(hashes, req.file, 0, req.length);
+    return { id: req.id, ok: true, hex: hashes.map((h) => h.digest('hex')) };
+  } catch (err) {
     return { id: req.id, ok: false, message: (err as Error).message };
   }
 }

@@ -1,9 +1,9 @@
 /**
- * The two digests every stored blob gets while its bytes stream past: MD5 (the CDN's strong ETag)
- * and SHA-256 (the content address that identical uploads share, docs/storage.md). Both are
- * computed while the bytes are written: a small body's from its chunks as they pass, a large
- * body's in the digest threads from the bytes just written, still in the page cache
- * (digest-threads.ts), never by a second read from the disk.
+ * The two digests every stored blob gets while its bytes are written: MD5 (the CDN's strong ETag)
+ * and SHA-256 (the content address that identical uploads share, docs/storage.md). A body written
+ * to a local file is hashed in the digest threads from the bytes just written, still in the page
+ * cache (digest-threads.ts, written-digest.ts), never by a second read from the disk; one streamed
+ * to S3 from its chunks as they pass (streamed-digest.ts).
  */
 import crypto from 'node:crypto';
 
@@ -15,16 +15,18 @@ export interface BlobDigests {
 }
 
 /**
- * Bodies up to this size are hashed inline on the main thread as their chunks pass (4 MiB: 10-20 ms
- * of hashing spread over its chunks, with or without SHA-NI; no thread round trip); larger ones in
- * the digest threads (written-digest.ts, streamed-digest.ts).
+ * Bodies up to this size are small. Written to a local file, a small body is hashed in one request
+ * to a digest thread once all of it is written (written-digest.ts); streamed to S3, on the main
+ * thread as its chunks pass (streamed-digest.ts: no file to read back, and a 4 MiB body is
+ * 10-20 ms of hashing spread over its chunks). Larger bodies are hashed in both digest threads as
+ * they arrive.
  */
-export const INLINE_DIGEST_BYTES = 4 * 1024 * 1024;
+export const SMALL_BODY_BYTES = 4 * 1024 * 1024;
 
 /** The algorithm a digest thread computes (digest-thread.ts): one thread per algorithm. */
 export type DigestAlgorithm = 'md5' | 'sha256';
 
-/** Both digests of bytes passed in order: a small body's on the main thread, a stored blob read once. */
+/** Both digests of bytes passed in order, on the calling thread: a small S3 body's, a stored blob read once. */
 export class DigestStream {
   private readonly md5 = crypto.createHash('md5');
   private readonly sha256 = crypto.createHash('sha256');

@@ -45,7 +45,7 @@ export class FsBlobStore implements BlobStore {
     dirSynced?.catch(() => undefined); // awaited below; until then a failure is not unhandled
     // A fresh key is written in place; any other beside it, then renamed over it.
     const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
-    // Batched writes, and a large body's digests in the digest threads (written-digest.ts).
+    // Batched writes, and the body's digests in the digest threads (written-digest.ts).
     const digest = new WrittenBytesDigest(file);
     const writer = new BatchedFileWriter(file, {
       ...(fd !== null ? { fd } : { flags: 'wx' as const }),
@@ -53,10 +53,11 @@ export class FsBlobStore implements BlobStore {
       maxBytes: opts.maxBytes,
       onTooLarge: opts.onTooLarge,
       onChunk: (chunk, size) => {
-        digest.received(chunk, size);
+        digest.received(size);
         head?.update(chunk);
       },
       onWritten: (end) => digest.written(end),
+      onAllWritten: (size) => digest.allWritten(size),
     });
     let digests;
     try {

@@ -2,8 +2,9 @@
  * An upload's bytes are durable before its answer, and written once: straight under their key (no
  * temporary file and rename, which made every small upload change two directories), the file
  * fsynced and its directory fsynced before the 200 goes out. Watched from outside with strace.
- * Also: type sniffing uses the head kept while the bytes streamed in, so a plain file is not read
- * back, while an image still is (its dimensions) and answers the same file info as before.
+ * Also: type sniffing uses the head kept while the bytes streamed in, so a plain file is read back
+ * only once, by a digest thread for its digests, while an image is also read for its dimensions and
+ * answers the same file info as before.
  */
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
@@ -25,7 +26,7 @@ const find = (lines: string[], re: RegExp, from = 0) => {
 };
 // Local disk only: with S3 the bytes go to the bucket (its own durability), and no file is written here.
 describe.skipIf(!haveStrace || usingS3())('an upload is written once, durably, before its answer', () => {
-  it('created under its key (no temp file, no rename), fsynced with its directory before the 200; not read back', async () => {
+  it('created under its key (no temp file, no rename), fsynced with its directory before the 200; read back once, off the main thread, for its digests', async () => {
     const pid = srv.server.child.pid as number;
     let uuid = '';
     const lines = await tracedFiles(pid, async () => {
@@ -43,9 +44,16 @@ describe.skipIf(!haveStrace || usingS3())('an upload is written once, durably, b
     expect(fileSynced).toBeGreaterThan(created);
     expect(dirSynced).toBeGreaterThan(-1);
     expect(answer).toBeGreaterThan(Math.max(fileSynced, dirSynced));
-    // The type was judged from the head kept during the write: the file is opened once, to write it.
+    // The type was judged from the head kept during the write: the file is opened twice, once to
+    // write it and once, read-only, by a digest thread for its MD5 and SHA-256 (one read of the
+    // bytes just written, from the page cache, off the main thread: src/blobs/written-digest.ts).
     // (An open that found no directory yet, ENOENT, is retried once the directory is made.)
-    expect(lines.filter((l) => l.includes(`/${uuid}"`) && /openat|access/.test(l) && !/ENOENT/.test(l))).toHaveLength(1);
+    const opens = lines.filter((l) => l.includes(`/${uuid}"`) && /openat|access/.test(l) && !/ENOENT/.test(l));
+    expect(opens).toHaveLength(2);
+    expect(opens.filter((l) => /O_RDONLY/.test(l))).toHaveLength(1);
+    const reads = lines.filter((l) => new RegExp(`pread64\\(\\d+<[^>]*/${uuid}>`).test(l));
+    expect(reads.filter((l) => l.startsWith(`${pid} `))).toEqual([]);
+    expect(reads.reduce((sum, l) => sum + Number(/= (\d+)$/.exec(l)?.[1] ?? 0), 0)).toBe(70_000);
     const info = await srv.call('GET', `/files/${uuid}/`);
     expect(info.json).toMatchObject({ mime_type: 'application/octet-stream', is_image: false, size: 70_000, content_info: { mime: { mime: 'application/octet-stream', type: 'application', subtype: 'octet-stream' } } });
   });
