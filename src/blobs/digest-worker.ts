@@ -2,8 +2,9 @@
  * Runs inside a digest thread of digest-thread.ts: digests (MD5, SHA-256 or both) of local
  * files, fed with byte ranges the main thread has just written (read back from the page cache
  * here), or of bytes that pass through memory only (an S3 upload's), handed over in shared
- * memory (streamed-digest.ts); a small file's both at once, in one request (`digestFile`). There is one thread per algorithm (digest-threads.ts), so a blob's MD5 and SHA-256 run on
- * two threads at once, neither on the core receiving the bytes. One digest per `digest` name, kept
+ * memory (streamed-digest.ts). A node has two (digest-threads.ts): a large blob's MD5 runs in one
+ * and its SHA-256 in the other, at once, neither on the core receiving the bytes; a small file's
+ * both come from one read in either, in one request (`digestFile`). One digest per `digest` name, kept
  * until `finish` or `forget`; ranges of one digest are hashed in the order they are sent (messages
  * arrive in order).
  * Reads are synchronous on purpose: this thread does nothing else, and one reused buffer keeps its

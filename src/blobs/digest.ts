@@ -23,7 +23,7 @@ export interface BlobDigests {
  */
 export const SMALL_BODY_BYTES = 4 * 1024 * 1024;
 
-/** The algorithm a digest thread computes (digest-thread.ts): one thread per algorithm. */
+/** An algorithm a digest thread computes (digest-thread.ts). */
 export type DigestAlgorithm = 'md5' | 'sha256';
 
 /** Both digests of bytes passed in order, on the calling thread: a small S3 body's, a stored blob read once. */
