@@ -14,18 +14,11 @@
  * The two threads are shared by every upload of the node (two extra cores at most, never more
  * threads), started on first use and stopped when idle.
  */
-import type { BlobDigests, DigestAlgorithm } from './digest.js';
+import type { BlobDigests } from './digest.js';
 import { DigestThread } from './digest-thread.js';
 
 /** The two threads (a small file's digests go to either: digestSmallFile). */
 const threads = { md5: new DigestThread(), sha256: new DigestThread() };
-
-/** One digest in one thread: its name there and what it computes. */
-interface Placed {
-  thread: DigestThread;
-  name: number;
-  algorithms: readonly DigestAlgorithm[];
-}
 
 /**
  * One body's two digests in the threads, fed its ranges (or shared-memory slabs) in order: MD5 in
@@ -36,37 +29,30 @@ interface Placed {
  * (digestLocalFile), never answering with a digest of part of the bytes.
  */
 export class ThreadDigests {
-  private readonly placed: Placed[];
-
-  constructor() {
-    const place = (thread: DigestThread, algorithms: readonly DigestAlgorithm[]): Placed => ({ thread, name: thread.newDigest(algorithms), algorithms });
-    this.placed = [place(threads.md5, ['md5']), place(threads.sha256, ['sha256'])];
-  }
+  private readonly md5 = threads.md5.newDigest(['md5']);
+  private readonly sha256 = threads.sha256.newDigest(['sha256']);
 
   /** Adds `length` bytes of `file` from `start` to both digests (after the ranges added before). */
   async hash(file: string, start: number, length: number): Promise<void> {
-    await Promise.all(this.placed.map((p) => p.thread.hash(p.name, file, start, length)));
+    await Promise.all([threads.md5.hash(this.md5, file, start, length), threads.sha256.hash(this.sha256, file, start, length)]);
   }
 
   /** Adds `bytes` (a view of shared memory, unchanged until this resolves) to both digests. */
   async hashBytes(bytes: Uint8Array): Promise<void> {
-    await Promise.all(this.placed.map((p) => p.thread.hashBytes(p.name, bytes)));
+    await Promise.all([threads.md5.hashBytes(this.md5, bytes), threads.sha256.hashBytes(this.sha256, bytes)]);
   }
 
   /** Both digests of everything added; the threads forget them, whether this resolves or not. */
   async finish(): Promise<BlobDigests> {
-    const found = new Map<DigestAlgorithm, string>();
-    const finished = await Promise.all(this.placed.map((p) => p.thread.finish(p.name)));
-    finished.forEach((hex, i) => (this.placed[i] as Placed).algorithms.forEach((a, j) => found.set(a, hex[j] as string)));
-    const md5 = found.get('md5');
-    const sha256 = found.get('sha256');
+    const [[md5], [sha256]] = await Promise.all([threads.md5.finish(this.md5), threads.sha256.finish(this.sha256)]);
     if (md5 === undefined || sha256 === undefined) throw new Error('the digest threads answered without both digests');
     return { md5, sha256 };
   }
 
   /** Drops both digests without reading them (a failed write, a spoiled or abandoned upload). */
   forget(): void {
-    for (const p of this.placed) p.thread.forget(p.name);
+    threads.md5.forget(this.md5);
+    threads.sha256.forget(this.sha256);
   }
 }
 

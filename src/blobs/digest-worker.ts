@@ -4,9 +4,9 @@
  * here), or of bytes that pass through memory only (an S3 upload's), handed over in shared
  * memory (streamed-digest.ts). A node has two (digest-threads.ts): a large blob's MD5 runs in one
  * and its SHA-256 in the other, at once, neither on the core receiving the bytes; a small file's
- * both come from one read in either, in one request (`digestFile`). One digest per `digest` name, kept
- * until `finish` or `forget`; ranges of one digest are hashed in the order they are sent (messages
- * arrive in order).
+ * both come from one read in either, in one request (`digestFile`). One digest per `digest` name,
+ * kept until `finish` or `forget`; ranges of one digest are hashed in the order they are sent
+ * (messages arrive in order).
  * Reads are synchronous on purpose: this thread does nothing else, and one reused buffer keeps its
  * memory flat (no 1 GiB of short-lived read buffers for a garbage collector to chase).
  */

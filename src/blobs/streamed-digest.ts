@@ -2,12 +2,13 @@
  * MD5 and SHA-256 of a body that passes through memory and is never written to a local file: an
  * upload streamed to S3 (s3-store.ts) or a stored object read once for its digests (digestStored).
  * A small body is hashed on the main thread as its chunks pass (a file's is hashed in a thread once
- * written, written-digest.ts, but here there is no file to read back). Past SMALL_BODY_BYTES the body is large: its chunks are copied into slabs of shared memory
+ * written, written-digest.ts, but here there is no file to read back). Past SMALL_BODY_BYTES the
+ * body is large: its chunks are copied into slabs of shared memory
  * (SharedArrayBuffer, about 0.05 s of copying per GiB) and each full slab goes to both digest
  * threads (digest-threads.ts), MD5 in one and SHA-256 in the other, so the main thread hashes
  * nothing (on a CPU without SHA-NI both digests cost it 4.7 s per GiB). There is no file to read
- * back, so the chunks of the first SMALL_BODY_BYTES are kept (referenced, not copied) until the body
- * is known to be small or large; a large body's threads then get them first.
+ * back, so the chunks of the first SMALL_BODY_BYTES are kept (referenced, not copied) until the
+ * body is known to be small or large; a large body's threads then get them first.
  *
  * Memory stays flat whatever the size: SLABS slabs per large body, reused; when every slab is with
  * the threads, `update` answers a promise and the caller waits (backpressure), so a slow thread

@@ -82,7 +82,7 @@ export class InPlacePartStore extends BlobPartStore {
     await this.local.delete(InPlacePartStore.markerKey(w.uuid, w.part));
     await opts.beforeWrite();
     const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
-    this.digests.partRewritten(w.uuid, w.part);
+    this.digests.partWriteBegins(w.uuid, w.part);
     await ensureDataFile(file, w.size);
     // Positional writes at the part's offset, synced before the marker says the part is there.
     const writer = new BatchedFileWriter(file, { flags: 'r+', start: (w.part - 1) * w.partSize, maxBytes: w.partSize, onTooLarge: opts.onTooLarge });

@@ -27,7 +27,7 @@ interface Running {
   /** The part being read and hashed right now; 0 between parts. */
   hashing: number;
   hashedBytes: number;
-  /** This upload's digests in a digest thread. */
+  /** This upload's digests in the digest threads. */
   digest: ThreadDigests;
   /** Sizes of parts written here and not hashed yet. */
   sizes: Map<number, number>;
@@ -44,7 +44,7 @@ export class RunningDigests {
    * (a part before `next`) or being hashed now spoil the digest: a part that is merely next, or
    * waits in `sizes` for an earlier one, is forgotten until its write ends (`partWritten`).
    */
-  partRewritten(uuid: string, part: number): void {
+  partWriteBegins(uuid: string, part: number): void {
     const r = this.uploads.get(uuid);
     if (!r) return;
     r.sizes.delete(part);
@@ -100,7 +100,7 @@ export class RunningDigests {
       } finally {
         r.hashing = 0;
       }
-      // A rewrite that began while this part was read spoiled it (partRewritten: part === hashing).
+      // A rewrite that began while this part was read spoiled it (partWriteBegins: part === hashing).
       if (r.spoiled) return;
       r.sizes.delete(r.next);
       r.hashedBytes += size;
