@@ -6,8 +6,11 @@
 // time and the ratios. BENCH_UPLOAD_MIB changes the size, BENCH_ROUNDS the rounds (best kept);
 // BENCH_APP_ROOT runs another checkout's build (bin/, dist/) for a before/after comparison;
 // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server; BENCH_CASES=direct or
-// multipart runs one case. Each case gets its own server, whose peak RSS (VmHWM) and CPU time per
-// upload (all threads, the main thread alone, and every other thread's) are printed.
+// multipart runs one case, and direct-now / multipart-now the same with the digests computed before
+// the answer (STOWAGE_DIGEST_LATER_BYTES=0; by default a 1 GiB body gets them from a job after it).
+// Each case gets its own server, whose peak RSS (VmHWM) and CPU time per upload (all threads, the
+// main thread alone, and every other thread's, the later digests included) are printed, and how long
+// after the answer the CDN had the file's MD5.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -83,7 +86,7 @@ async function multipartOnce(upload, publicKey) {
   const done = await send('POST', `${upload}/multipart/complete/`, form({ UPLOADCARE_PUB_KEY: publicKey, uuid }), FORM);
   if (done.status !== 200) throw new Error(`complete: ${done.status} ${done.text}`);
   const t2 = performance.now();
-  return { total: (t2 - t0) / 1000, complete: (t2 - t1) / 1000 };
+  return { total: (t2 - t0) / 1000, complete: (t2 - t1) / 1000, uuid };
 }
 
 /** One direct upload (POST /base/) of the source file, streamed as one multipart/form-data body. */
@@ -112,13 +115,35 @@ async function directOnce(upload, publicKey) {
     file.on('error', reject);
   });
   if (res.status !== 200) throw new Error(`base: ${res.status} ${res.text}`);
-  return { total: (performance.now() - t0) / 1000, complete: 0 };
+  return { total: (performance.now() - t0) / 1000, complete: 0, uuid: JSON.parse(res.text).file };
 }
 
-async function stowageRounds(once) {
+/**
+ * Seconds from an upload's answer until the CDN sends its ETag: the MD5 that a file past
+ * STOWAGE_DIGEST_LATER_BYTES gets from a job after the answer (0 when it had it at the answer).
+ * The next round starts only then, so no round's upload shares the CPU with the last one's digests,
+ * and the server's CPU per upload below includes them.
+ */
+async function digestsReady(cdn, uuid) {
+  const t0 = performance.now();
+  for (;;) {
+    const etag = await new Promise((resolve, reject) => {
+      const req = http.request(`${cdn}/${uuid}/`, { method: 'HEAD', agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.headers.etag));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    if (etag) return (performance.now() - t0) / 1000;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function stowageRounds(once, extraEnv = {}) {
   const dataDir = path.join(work, 'data');
   const bin = path.join(APP, 'bin', 'stowage.js');
-  const env = { STOWAGE_DATA_DIR: dataDir, STOWAGE_LOG_LEVEL: 'warn', STOWAGE_RATE_UPLOAD_PER_SEC: '0', STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0' };
+  const env = { STOWAGE_DATA_DIR: dataDir, STOWAGE_LOG_LEVEL: 'warn', STOWAGE_RATE_UPLOAD_PER_SEC: '0', STOWAGE_RATE_UPLOAD_IP_PER_SEC: '0', ...extraEnv };
   // --max-semi-space-size=4 as every launcher passes it (bin/stowage.js says why).
   const nodeArgs = ['--max-semi-space-size=4', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const p = await startProc(process.execPath, [...nodeArgs, bin, 'serve'], {
@@ -131,7 +156,11 @@ async function stowageRounds(once) {
     const runs = [];
     const ticks0 = cpuTicks(p.pid);
     const threads0 = threadTicks(p.pid);
-    for (let i = 0; i < ROUNDS; i++) runs.push(await once(upload, keys.public_key));
+    const cdn = /CDN:\s+(\S+?)\/?\n/.exec(p.output())[1];
+    for (let i = 0; i < ROUNDS; i++) {
+      const run = await once(upload, keys.public_key);
+      runs.push({ ...run, digestsAfter: await digestsReady(cdn, run.uuid) });
+    }
     const cpuS = (cpuTicks(p.pid) - ticks0) / CLK_TCK / ROUNDS;
     const threads1 = threadTicks(p.pid);
     // The main thread's task id is the process id.
@@ -239,18 +268,25 @@ try {
   console.log(`node:http + fsync floor ${floor.toFixed(2)} s  ${rate(floor)}   (load ${load()})`);
   const server = (mp) => `peak RSS ${mp.peakRssMb.toFixed(0)} MB (< 150 MB is the target), CPU per upload ${mp.cpuS.toFixed(2)} s (all threads), ${mp.mainS.toFixed(2)} s (main thread)`;
   const ratios = (mp) => `ratios (throughput): Stowage/floor ${(floor / mp.total).toFixed(2)}, Stowage/dd ${(dd / mp.total).toFixed(2)}, floor/dd ${(dd / floor).toFixed(2)} (target ≥ 0.8 of the floor)`;
-  if (CASES.includes('direct')) {
-    const d = await stowageRounds(directOnce);
-    console.log(`Stowage direct /base/   ${d.total.toFixed(2)} s  ${rate(d.total)}   (load ${load()})`);
+  const digests = (r) => `MD5 (the CDN's ETag) and SHA-256 ready ${r.digestsAfter.toFixed(2)} s after the answer`;
+  // The "-now" cases keep the digests before the answer (STOWAGE_DIGEST_LATER_BYTES=0), for a side-by-side.
+  const NOW = { STOWAGE_DIGEST_LATER_BYTES: '0' };
+  for (const [name, label, env] of [['direct', 'Stowage direct /base/  ', {}], ['direct-now', 'direct, digests first ', NOW]]) {
+    if (!CASES.includes(name)) continue;
+    const d = await stowageRounds(directOnce, env);
+    console.log(`${label} ${d.total.toFixed(2)} s  ${rate(d.total)}   (load ${load()})`);
     console.log(`  server                ${server(d)}`);
     console.log(`  other threads (user+sys s per upload, largest first): ${d.threads}`);
+    console.log(`  ${digests(d)}`);
     console.log(`  ${ratios(d)}`);
   }
-  if (CASES.includes('multipart')) {
-    const mp = await stowageRounds(multipartOnce);
-    console.log(`Stowage multipart       ${mp.total.toFixed(2)} s  ${rate(mp.total)}   completion ${mp.complete.toFixed(2)} s   (load ${load()})`);
+  for (const [name, label, env] of [['multipart', 'Stowage multipart      ', {}], ['multipart-now', 'multipart, digests 1st ', NOW]]) {
+    if (!CASES.includes(name)) continue;
+    const mp = await stowageRounds(multipartOnce, env);
+    console.log(`${label} ${mp.total.toFixed(2)} s  ${rate(mp.total)}   completion ${mp.complete.toFixed(2)} s   (load ${load()})`);
     console.log(`  server                ${server(mp)}`);
     console.log(`  other threads (user+sys s per upload, largest first): ${mp.threads}`);
+    console.log(`  ${digests(mp)}`);
     console.log(`  ${ratios(mp)}`);
   }
 } finally {

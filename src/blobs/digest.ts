@@ -23,6 +23,16 @@ export interface BlobDigests {
  */
 export const SMALL_BODY_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Whether a body declared `declaredBytes` long (a request's Content-Length, a multipart upload's
+ * size; NaN when unknown) is stored without its digests, which a job computes after the answer
+ * (`STOWAGE_DIGEST_LATER_BYTES`, `threshold`; 0 turns it off; files/digest-later.ts). Decided before
+ * the first byte: a body hashed half-way would have wasted that half.
+ */
+export function digestsLaterFor(threshold: number, declaredBytes: number): boolean {
+  return threshold > 0 && Number.isFinite(declaredBytes) && declaredBytes >= threshold;
+}
+
 /** An algorithm a digest thread computes (digest-thread.ts). */
 export type DigestAlgorithm = 'md5' | 'sha256';
 

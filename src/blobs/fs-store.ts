@@ -45,27 +45,28 @@ export class FsBlobStore implements BlobStore {
     dirSynced?.catch(() => undefined); // awaited below; until then a failure is not unhandled
     // A fresh key is written in place; any other beside it, then renamed over it.
     const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
-    // Batched writes, and the body's digests in the digest threads (written-digest.ts).
-    const digest = new WrittenBytesDigest(file);
+    // Batched writes, and the body's digests in the digest threads (written-digest.ts), unless a
+    // job computes them after the answer.
+    const digest = opts.digestsLater ? null : new WrittenBytesDigest(file);
     const writer = new BatchedFileWriter(file, {
       ...(fd !== null ? { fd } : { flags: 'wx' as const }),
       start: 0,
       maxBytes: opts.maxBytes,
       onTooLarge: opts.onTooLarge,
       onChunk: (chunk, size) => {
-        digest.received(size);
+        digest?.received(size);
         head?.update(chunk);
       },
-      onWritten: (end) => digest.written(end),
-      onAllWritten: (size) => digest.allWritten(size),
+      onWritten: (end) => digest?.written(end),
+      onAllWritten: (size) => digest?.allWritten(size),
     });
-    let digests;
+    let digests: { md5: string; sha256: string | null } = { md5: '', sha256: null };
     try {
       // The writer fsyncs before it finishes: the bytes are on disk before a rename (or a row) names them.
       await pipeToNewFile(file, [source], writer);
-      digests = await digest.digest(writer.size);
+      if (digest) digests = await digest.digest(writer.size);
     } catch (err) {
-      digest.abandon();
+      digest?.abandon();
       await dirSynced?.catch(() => undefined);
       await fsp.rm(file, { force: true });
       throw err;

@@ -6,10 +6,10 @@ import type { Readable } from 'node:stream';
 
 export interface PutResult {
   size: number;
-  /** Lowercase hex MD5 of the bytes (the CDN's strong ETag). */
+  /** Lowercase hex MD5 of the bytes (the CDN's strong ETag); empty when they were left for later (`digestsLater`). */
   md5: string;
-  /** Lowercase hex SHA-256 of the bytes (their content address, docs/storage.md). */
-  sha256: string;
+  /** Lowercase hex SHA-256 of the bytes (their content address, docs/storage.md); null when left for later. */
+  sha256: string | null;
   /** The first min(size, keepHead) bytes, when `put` was asked to keep them and the store can. */
   head?: Buffer;
 }
@@ -27,6 +27,12 @@ export interface PutOptions {
    * all (a retried conversion), the store replaces it atomically as usual.
    */
   fresh?: boolean;
+  /**
+   * The caller has the digests computed after it answers (a job: files/digest-later.ts), so a
+   * store that would compute them from its own local file may skip them: `md5` is then empty and
+   * `sha256` null. A store that hashes while streaming to a remote service (S3) computes them anyway.
+   */
+  digestsLater?: boolean;
 }
 
 export interface ByteRange {

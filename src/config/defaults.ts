@@ -8,6 +8,7 @@ export const DEFAULTS = {
   only: ['rest', 'upload', 'cdn'],
   databaseUrl: '',
   maxUploadBytes: 5 * 1024 ** 3,
+  digestLaterBytes: 64 * 1024 ** 2,
   unstoredTtlMs: 24 * 3600 * 1000,
   sdkAliases: true,
   trustedProxies: [],

@@ -14,6 +14,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   uploadBaseUrl: 'STOWAGE_UPLOAD_BASE_URL',
   cdnBaseUrl: 'STOWAGE_CDN_BASE_URL',
   maxUploadBytes: 'STOWAGE_MAX_UPLOAD_BYTES',
+  digestLaterBytes: 'STOWAGE_DIGEST_LATER_BYTES',
   unstoredTtlMs: 'STOWAGE_UNSTORED_TTL_MS',
   sdkAliases: 'STOWAGE_SDK_ALIASES',
   tlsCertFile: 'STOWAGE_TLS_CERT_FILE',

@@ -32,6 +32,11 @@ export const schema = z.object({
   uploadBaseUrl: z.string().url().optional(),
   cdnBaseUrl: z.string().url().optional(),
   maxUploadBytes: z.coerce.number().int().positive(),
+  /**
+   * A file stored on disk whose declared size is at least this many bytes is answered before its
+   * MD5 and SHA-256 are computed: a job computes them after the answer (docs/storage.md). 0 = never.
+   */
+  digestLaterBytes: z.coerce.number().int().min(0),
   unstoredTtlMs: z.coerce.number().int().positive(),
   /** Accept the official SDKs' identifiers (Uploadcare scheme words, UPLOADCARE_PUB_KEY, vendor media type). */
   sdkAliases: bool,

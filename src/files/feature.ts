@@ -3,7 +3,7 @@
  * removed files and expiring unstored ones.
  */
 import type { AppContext } from '../context.js';
-import { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB } from './service.js';
+import { BLOB_DELETE_JOB, DIGEST_LATER_JOB, EXPIRY_SWEEP_JOB } from './service.js';
 import type { Feature } from '../feature.js';
 import { fileInfoAnswers, fileRoutes } from './rest-files.js';
 import { fileInfoQuickRead } from './info-quick-read.js';
@@ -44,6 +44,11 @@ export function filesFeature(ctx: AppContext): Feature {
     jobs: {
       [BLOB_DELETE_JOB]: {
         run: (p) => ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey),
+      },
+      [DIGEST_LATER_JOB]: {
+        // Reads the whole file (about 3 s of CPU per GiB, in the digest threads): two at a time per node.
+        concurrency: 2,
+        run: (p) => ctx.files.digestLater(p.projectId, p.uuid, p.blobKey),
       },
       [EXPIRY_SWEEP_JOB]: {
         leaseMs: 10 * 60 * 1000,

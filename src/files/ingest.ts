@@ -19,6 +19,7 @@ import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid } from '../core/ids.js';
 import type { ProjectRow } from '../projects/service.js';
 import { nowUs } from '../core/time.js';
+import { enqueueLaterDigest } from './digest-later.js';
 
 export interface IngestOptions {
   originalFilename: string | undefined;
@@ -40,9 +41,14 @@ export interface StagedBlob {
   uuid: string;
   blobKey: string;
   size: number;
+  /** Empty when the digests come later (`sha256` null). */
   md5: string;
-  /** Content address: a committed row shares the project's blob with the same SHA-256, if any. */
-  sha256: string;
+  /**
+   * Content address: a committed row shares the project's blob with the same SHA-256, if any.
+   * Null: not computed yet; the row commits with its own blob and a `file.digest` job computes
+   * both digests after the answer, then shares the blob (digest-later.ts).
+   */
+  sha256: string | null;
   /** The first bytes (inspect.ts's INSPECT_HEAD_BYTES), kept as they streamed in, when the store returned them. */
   head?: Buffer;
 }
@@ -85,10 +91,10 @@ export class FileIngest {
    * First half of an upload: the bytes become durable under a fresh uuid, with no row yet. A crash
    * after this leaves only unreferenced bytes, never a row without bytes.
    */
-  async stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid = newUuid()): Promise<StagedBlob> {
+  async stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid = newUuid(), digestsLater = false): Promise<StagedBlob> {
     const blobKey = fileBlobKey(uuid);
     // fresh: no row names this key until commit() (a crash in between leaves bytes the sweep reclaims).
-    const { size, md5, sha256, head } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge, keepHead: INSPECT_HEAD_BYTES, fresh: true });
+    const { size, md5, sha256, head } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge, keepHead: INSPECT_HEAD_BYTES, fresh: true, digestsLater });
     return { uuid, blobKey, size, md5, sha256, ...(head ? { head } : {}) };
   }
 
@@ -150,16 +156,22 @@ export class FileIngest {
    * Upload times are unique per project so the list cursor is exact. Within a process nowUs() is
    * strictly increasing; across processes a collision is retried with a fresh time.
    */
-  private async insertWithUniqueTime(record: FileRecord, sha256: string, stored: boolean, initiator: Initiator): Promise<FileRecord> {
+  private async insertWithUniqueTime(record: FileRecord, sha256: string | null, stored: boolean, initiator: Initiator): Promise<FileRecord> {
     for (let attempt = 0; ; attempt++) {
       const t = nowUs();
       let row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
       try {
         await this.rowCommits.run(async (trx) => {
           const stagedKey = record.blobKey as string;
-          const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
-          row = { ...row, blobKey };
-          await this.repo.insert(trx, row);
+          if (sha256 !== null) {
+            const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
+            row = { ...row, blobKey };
+            await this.repo.insert(trx, row);
+          } else {
+            // Its own blob until the digests are known; the job commits with the row.
+            await this.repo.insert(trx, row);
+            await enqueueLaterDigest(trx, row);
+          }
           // Both events in one call: their audience is one read, their jobs one insert.
           const uploaded: FileEvent = { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator };
           await this.events.recordMany(trx, stored ? [uploaded, { ...uploaded, event: 'file.stored' }] : [uploaded]);

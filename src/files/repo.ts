@@ -146,7 +146,7 @@ export class FileRepo {
   }
 
   /** Appdata is not here: setAppdata keeps its label rows with it. */
-  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'blob_key'>>): Promise<void> {
+  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'blob_key' | 'md5'>>): Promise<void> {
     await db.updateTable('files').set(patch).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
   }
 

@@ -20,10 +20,12 @@ import type { TagChange } from '../core/tags.js';
 import { FileEdits, type AddonResultWrite } from './edits.js';
 import { FileIngest, type IngestOptions, type StagedBlob, type UploadHook } from './ingest.js';
 import { fileNotFound, FileLifecycle } from './lifecycle.js';
+import { LaterDigests } from './digest-later.js';
 
 // FileService is the feature's one service; its parts: new files (ingest.ts), stored and removed
 // files (lifecycle.ts), metadata, appdata and tags (edits.ts). The reads are here.
 export { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB, fileNotFound } from './lifecycle.js';
+export { DIGEST_LATER_JOB } from './digest-later.js';
 export type { AddonResultWrite } from './edits.js';
 export type { IngestOptions, StagedBlob, UploadHook } from './ingest.js';
 
@@ -37,6 +39,7 @@ export class FileService {
   private readonly ingestion: FileIngest;
   private readonly lifecycle: FileLifecycle;
   private readonly edits: FileEdits;
+  private readonly laterDigests: LaterDigests;
 
   constructor(db: Db, readonly blobs: BlobStore) {
     this.readCache = new FileRecordCache(() => db.changeStamp());
@@ -45,6 +48,7 @@ export class FileService {
     this.ingestion = new FileIngest(db, blobs, this.repo, this.contents, this.events);
     this.lifecycle = new FileLifecycle(db, blobs, this.repo, this.contents, this.events);
     this.edits = new FileEdits(db, this.repo, this.events, this.lifecycle);
+    this.laterDigests = new LaterDigests(db, blobs, this.repo, this.contents);
   }
 
   /**
@@ -66,8 +70,13 @@ export class FileService {
   }
 
   /** First half of an upload: the bytes become durable under a fresh uuid, with no row yet (ingest.ts). */
-  stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid?: string): Promise<StagedBlob> {
-    return this.ingestion.stage(source, maxBytes, onTooLarge, uuid);
+  stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid?: string, digestsLater = false): Promise<StagedBlob> {
+    return this.ingestion.stage(source, maxBytes, onTooLarge, uuid, digestsLater);
+  }
+
+  /** The `file.digest` job: the digests of a file committed without them, and its shared blob (digest-later.ts). */
+  digestLater(projectId: number, uuid: string, blobKey: string): Promise<void> {
+    return this.laterDigests.run({ projectId, uuid, blobKey });
   }
 
   /** Drops staged bytes that will never get a row (the request failed after staging). */

@@ -23,6 +23,7 @@ import { newFileFields, newFileSchema, uploadFieldsOf } from '../http/upload/fie
 import { AnonymousStagingBudget, type AnonymousStaging } from './anonymous-staging.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
+import { digestsLaterFor } from '../blobs/digest.js';
 
 interface StagedPart {
   field: string;
@@ -141,7 +142,9 @@ async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, o
     // Once a known key has arrived the meter would only pass the bytes on: without it a part costs
     // one stream and one pipeline less (and the AbortError DOMException every pipeline's end builds).
     const source = staging.isReleased ? file.file : pipeline(file.file, staging.meter(() => anonymousBytesRefused(ctx)), () => undefined);
-    const staged = await ctx.files.stage(source, ctx.config.maxUploadBytes, fileTooLarge);
+    // A large request's files are answered before their digests (digest-later.ts).
+    const later = digestsLaterFor(ctx.config.digestLaterBytes, Number(req.headers['content-length']));
+    const staged = await ctx.files.stage(source, ctx.config.maxUploadBytes, fileTooLarge, undefined, later);
     if (file.file.truncated) {
       await ctx.files.discard([staged]);
       throw fileTooLarge();

@@ -40,6 +40,8 @@ export interface JobPayloads {
   'blobs.sweep-leftovers': PeriodicPayload;
   /** The bytes of a removed file (files feature). */
   'blob.delete': { projectId: number; uuid: string; blobKey: string };
+  /** MD5 and SHA-256 of a large file committed without them, computed after its answer (files feature). */
+  'file.digest': { projectId: number; uuid: string; blobKey: string };
   /** Expiry of unstored files (files feature). */
   'files.expire': PeriodicPayload;
   /** Parts of an abandoned multipart upload (uploads feature). */

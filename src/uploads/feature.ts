@@ -21,7 +21,7 @@ export function uploadsFeature(ctx: AppContext): Feature {
   const partStore = ctx.blobs.multipart
     ? new S3PartStore(ctx.blobs, ctx.blobs.multipart)
     : hasLocalFilesAndMove(ctx.blobs)
-      ? new InPlacePartStore(ctx.blobs, uploadBase, partUrlSecret)
+      ? new InPlacePartStore(ctx.blobs, uploadBase, partUrlSecret, ctx.config.digestLaterBytes)
       : new BlobPartStore(ctx.blobs, uploadBase, partUrlSecret);
   const multipart = new MultipartService(ctx, partStore);
   const tasks = new FromUrlTasks(ctx.db);

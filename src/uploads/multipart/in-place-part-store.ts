@@ -28,6 +28,7 @@ import { BlobNotFound } from '../../blobs/store.js';
 import { BlobPartStore, partEtag, type PartTarget, type PartWrite, type StoredPart, type WriteOptions } from './part-store.js';
 import { RunningDigests } from './running-digest.js';
 import { digestLocalFile } from '../../blobs/digest-threads.js';
+import { digestsLaterFor } from '../../blobs/digest.js';
 import { BatchedFileWriter } from '../../blobs/batched-file-writer.js';
 
 /** The blob store abilities this store needs. */
@@ -51,6 +52,8 @@ export class InPlacePartStore extends BlobPartStore {
     private readonly local: LocalMovableStore,
     uploadBase: () => string,
     secret: () => Promise<Buffer>,
+    /** Uploads at least this large are committed without digests, computed after the answer (STOWAGE_DIGEST_LATER_BYTES). */
+    private readonly digestLaterBytes = 0,
   ) {
     super(local, uploadBase, secret);
   }
@@ -82,7 +85,8 @@ export class InPlacePartStore extends BlobPartStore {
     await this.local.delete(InPlacePartStore.markerKey(w.uuid, w.part));
     await opts.beforeWrite();
     const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
-    this.digests.partWriteBegins(w.uuid, w.part);
+    const later = this.digestsLater(w.size);
+    if (!later) this.digests.partWriteBegins(w.uuid, w.part);
     await ensureDataFile(file, w.size);
     // Positional writes at the part's offset, synced before the marker says the part is there.
     const writer = new BatchedFileWriter(file, { flags: 'r+', start: (w.part - 1) * w.partSize, maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
@@ -93,7 +97,7 @@ export class InPlacePartStore extends BlobPartStore {
       maxBytes: 4096,
       onTooLarge: () => new Error('part marker too long'),
     });
-    this.digests.partWritten(file, w, size);
+    if (!later) this.digests.partWritten(file, w, size);
     return { size, etag: partEtag(w.uuid, w.part, size) };
   }
 
@@ -105,7 +109,8 @@ export class InPlacePartStore extends BlobPartStore {
    * The parts are already in place (the caller checked their sizes): cut the file to the upload's
    * size (a last part sent too long may have written past it), fsync, take its digests (MD5 for the
    * CDN's ETag, SHA-256 for the content address) from the running digest when it covered every
-   * part here, else read the file once for them in the digest threads, and move it under `destKey`.
+   * part here, else read the file once for them in the digest threads (a large upload: none, a job
+   * computes them after the answer), and move it under `destKey`.
    * After a completion that moved it but failed later, the moved file is reused.
    */
   override async assemble(t: PartTarget, destKey: string, expectedBytes: number): Promise<PutResult> {
@@ -125,10 +130,19 @@ export class InPlacePartStore extends BlobPartStore {
     } finally {
       await handle.close();
     }
-    const running = await this.digests.take(t.uuid, t.parts, expectedBytes);
-    const put = running ?? (await digestLocalFile(file, expectedBytes));
+    const put = this.digestsLater(expectedBytes) ? { size: expectedBytes, md5: '', sha256: null } : await this.digestsOf(t, file, expectedBytes);
     await this.local.move(dataKey, destKey);
     return put;
+  }
+
+  /** From the running digest when it covered every part here, else from one read of the file. */
+  private async digestsOf(t: PartTarget, file: string, expectedBytes: number): Promise<PutResult> {
+    return (await this.digests.take(t.uuid, t.parts, expectedBytes)) ?? (await digestLocalFile(file, expectedBytes));
+  }
+
+  /** A large upload's digests are computed after its completion answers (files/digest-later.ts). */
+  private digestsLater(uploadBytes: number): boolean {
+    return digestsLaterFor(this.digestLaterBytes, uploadBytes);
   }
 
   override async removeParts(t: PartTarget): Promise<void> {
