@@ -79,6 +79,25 @@ export async function digestSmallFile(file: string, size: number): Promise<BlobD
  */
 const FILE_STEP = 8 * 1024 * 1024;
 
+/**
+ * MD5 and SHA-256 of the first `size` bytes of a local file from one read in one thread, a step at
+ * a time: for work after the answer (files/digest-later.ts), where taking 2.8 s per GiB instead of
+ * about 2 s costs no client anything, and one read and one thread's memory (about 10 MB) less
+ * matter more. Always the same thread, so the other may stay asleep.
+ */
+export async function digestLocalFileInOneThread(file: string, size: number): Promise<BlobDigests> {
+  const digest = threads.md5.newDigest(['md5', 'sha256']);
+  try {
+    for (let at = 0; at < size; at += FILE_STEP) await threads.md5.hash(digest, file, at, Math.min(FILE_STEP, size - at));
+  } catch (err) {
+    threads.md5.forget(digest);
+    throw err;
+  }
+  const [md5, sha256] = await threads.md5.finish(digest);
+  if (md5 === undefined || sha256 === undefined) throw new Error('the digest thread answered without both digests');
+  return { md5, sha256 };
+}
+
 /** MD5 and SHA-256 of the first `size` bytes of a local file, hashed in the digest threads. */
 export async function digestLocalFile(file: string, size: number): Promise<BlobDigests & { size: number }> {
   const digests = new ThreadDigests();

@@ -45,9 +45,9 @@ export class FsBlobStore implements BlobStore {
     dirSynced?.catch(() => undefined); // awaited below; until then a failure is not unhandled
     // A fresh key is written in place; any other beside it, then renamed over it.
     const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
-    // Batched writes, and the body's digests in the digest threads (written-digest.ts), unless a
-    // job computes them after the answer.
-    const digest = opts.digestsLater ? null : new WrittenBytesDigest(file);
+    // Batched writes, and the body's digests in the digest threads (written-digest.ts) unless the
+    // caller needs none now.
+    const digest = opts.skipDigests ? null : new WrittenBytesDigest(file);
     const writer = new BatchedFileWriter(file, {
       ...(fd !== null ? { fd } : { flags: 'wx' as const }),
       start: 0,

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 
 export interface PutResult {
   size: number;
-  /** Lowercase hex MD5 of the bytes (the CDN's strong ETag); empty when they were left for later (`digestsLater`). */
+  /** Lowercase hex MD5 of the bytes (the CDN's strong ETag); empty when the caller asked for none (`skipDigests`). */
   md5: string;
   /** Lowercase hex SHA-256 of the bytes (their content address, docs/storage.md); null when left for later. */
   sha256: string | null;
@@ -28,11 +28,13 @@ export interface PutOptions {
    */
   fresh?: boolean;
   /**
-   * The caller has the digests computed after it answers (a job: files/digest-later.ts), so a
-   * store that would compute them from its own local file may skip them: `md5` is then empty and
-   * `sha256` null. A store that hashes while streaming to a remote service (S3) computes them anyway.
+   * The caller needs no digests now: a large file's come from a job after the answer
+   * (files/digest-later.ts), a multipart part's marker never needs any. A store that would compute
+   * them from its own local file skips them (and its digest threads stay asleep): `md5` is then
+   * empty and `sha256` null. A store that hashes while streaming to a remote service (S3) computes
+   * them anyway.
    */
-  digestsLater?: boolean;
+  skipDigests?: boolean;
 }
 
 export interface ByteRange {

@@ -10,7 +10,7 @@
  */
 import type { BlobStore } from '../blobs/store.js';
 import { DigestStream, type BlobDigests } from '../blobs/digest.js';
-import { digestLocalFile } from '../blobs/digest-threads.js';
+import { digestLocalFileInOneThread } from '../blobs/digest-threads.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { enqueue } from '../jobs/queue.js';
 import type { JobPayloads } from '../jobs/kinds.js';
@@ -60,9 +60,9 @@ export class LaterDigests {
     });
   }
 
-  /** Both digests of the blob: from its local file in the digest threads, else streamed once. */
+  /** Both digests of the blob: from its local file in a digest thread, else streamed once. */
   private async digest(blobKey: string, size: number): Promise<BlobDigests> {
-    if (this.blobs.localPath) return digestLocalFile(this.blobs.localPath(blobKey), size);
+    if (this.blobs.localPath) return digestLocalFileInOneThread(this.blobs.localPath(blobKey), size);
     const digest = new DigestStream();
     for await (const chunk of await this.blobs.get(blobKey)) digest.update(chunk as Buffer);
     return digest.digest();

@@ -94,7 +94,7 @@ export class FileIngest {
   async stage(source: Readable, maxBytes: number, onTooLarge: () => Error, uuid = newUuid(), digestsLater = false): Promise<StagedBlob> {
     const blobKey = fileBlobKey(uuid);
     // fresh: no row names this key until commit() (a crash in between leaves bytes the sweep reclaims).
-    const { size, md5, sha256, head } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge, keepHead: INSPECT_HEAD_BYTES, fresh: true, digestsLater });
+    const { size, md5, sha256, head } = await this.blobs.put(blobKey, source, { maxBytes, onTooLarge, keepHead: INSPECT_HEAD_BYTES, fresh: true, skipDigests: digestsLater });
     return { uuid, blobKey, size, md5, sha256, ...(head ? { head } : {}) };
   }
 
