@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
+import { digestsLaterFor } from '../blobs/digest.js';
 import { AppError, isAppError } from '../core/errors.js';
 import { fileBlobKey, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { nowUs } from '../core/time.js';
@@ -220,7 +221,9 @@ export class TusService {
   private async commit(project: ProjectRow, row: TusRow, requestId: string): Promise<FileRecord> {
     const length = Number(row.length);
     const blobKey = fileBlobKey(row.file_uuid);
-    const put = await this.ctx.blobs.put(blobKey, this.staging.read(row.id), { maxBytes: length, onTooLarge: tusErrors.pastLength });
+    // A large upload's digests come from a job after the answer (files/digest-later.ts).
+    const skipDigests = digestsLaterFor(this.ctx.config.digestLaterBytes, length);
+    const put = await this.ctx.blobs.put(blobKey, this.staging.read(row.id), { maxBytes: length, onTooLarge: tusErrors.pastLength, skipDigests });
     if (put.size !== length) {
       await this.ctx.blobs.delete(blobKey);
       throw new Error(`tus upload ${row.id}: staged ${put.size} bytes, expected ${length}`);

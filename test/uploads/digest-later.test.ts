@@ -17,6 +17,7 @@ import { useServer } from '../helpers/use-server.js';
 import { uploadBase } from '../helpers/rest.js';
 import { fileRows, type FileRow } from '../reliability/audit.js';
 import { postForm, until } from './helpers.js';
+import { tusUpload } from '../tus/helpers.js';
 
 const MiB = 1024 * 1024;
 const LATER = 8 * MiB;
@@ -163,6 +164,18 @@ describe('digests after the answer (large bodies on disk)', () => {
     const r = await fetch(`${srv.cdn}/${uuid}/`);
     expect(r.headers.get('etag')).toBe(`"${md5(data)}"`);
     expect(Buffer.from(await r.arrayBuffer()).equals(data)).toBe(true);
+  });
+
+  it('a tus upload past the threshold: finished at once, digested by the job', async () => {
+    const data = crypto.randomBytes(LATER + 4096);
+    const r = await tusUpload(data, { endpoint: `${srv.upload}/tus/`, chunkSize: 4 * MiB, metadata: { UPLOADCARE_PUB_KEY: srv.keys.public_key, filename: 'tus.bin', UPLOADCARE_STORE: '1' } });
+    const uuid = r.fileUuid as string;
+    expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
+    const row = await digested(uuid);
+    expect(row.md5).toBe(md5(data));
+    expect(await contentKey(sha256(data))).toBe(row.blob_key);
+    const jobs = (await jobsOf('file.digest')).filter((j) => (JSON.parse(j.payload) as { uuid: string }).uuid === uuid);
+    expect(jobs.map((j) => j.state)).toEqual(onDisk() ? ['done'] : []);
   });
 
   // The digest threads read with pread64; while parts arrive no other thread but the main one
