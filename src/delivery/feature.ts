@@ -39,6 +39,8 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   const lookup = new FileLookup(ctx.files);
   // The file service lives as long as this feature: no need to unsubscribe.
   ctx.files.onRemoved((uuid) => lookup.invalidate(uuid));
+  // A large file's MD5 (its ETag) arrives after its upload: this node sends it at once.
+  ctx.files.onDigested((uuid) => lookup.invalidate(uuid));
   const processed = await createProcessedHandler(ctx, renderer);
   const deliver: DeliverFile = async (req, res, file, { plan, filename }) => {
     if (!plan.isProcessing) return sendOriginal(req, res, originals, file, { filename, inline: plan.inline });

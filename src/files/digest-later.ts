@@ -35,6 +35,8 @@ export async function enqueueLaterDigest(trx: DbOrTrx, row: FileRecord): Promise
 }
 
 export class LaterDigests {
+  private readonly listeners = new Set<(uuid: string) => void>();
+
   constructor(
     private readonly db: Db,
     private readonly blobs: BlobStore,
@@ -42,22 +44,29 @@ export class LaterDigests {
     private readonly contents: ContentRepo,
   ) {}
 
+  /** Calls `listener` with a file's uuid once its digests committed (the CDN drops its cached row). */
+  onDigested(listener: (uuid: string) => void): void {
+    this.listeners.add(listener);
+  }
+
   async run(p: JobPayloads[typeof DIGEST_LATER_JOB]): Promise<void> {
     const file = await this.repo.get(p.projectId, p.uuid);
     if (!file || !waitsForDigests(file, p.blobKey)) return;
     const digests = await this.digest(p.blobKey, file.size);
-    await this.db.transaction(async (trx) => {
+    const committed = await this.db.transaction(async (trx) => {
       // Locked against a removal: either it committed first (nothing to do here) or it sees the
       // row as this commit leaves it and releases the blob the row names then.
       const locked = await this.repo.getForUpdate(trx, p.projectId, p.uuid);
-      if (!locked || !waitsForDigests(locked, p.blobKey)) return;
+      if (!locked || !waitsForDigests(locked, p.blobKey)) return false;
       const blobKey = await this.contents.claim(trx, { projectId: p.projectId, sha256: digests.sha256, size: locked.size, stagedKey: p.blobKey, nowUs: nowUs() });
       await this.repo.update(trx, p.projectId, p.uuid, { md5: digests.md5, blob_key: blobKey });
       if (blobKey !== p.blobKey) {
         // The bytes were the project's already: this copy goes once no reader can still hold it.
         await enqueue(trx, { kind: BLOB_DELETE_JOB, payload: { projectId: p.projectId, uuid: p.uuid, blobKey: p.blobKey }, runAtUs: nowUs() + DUPLICATE_GRACE_MS * 1000 });
       }
+      return true;
     });
+    if (committed) for (const listener of this.listeners) listener(p.uuid);
   }
 
   /** Both digests of the blob: from its local file in a digest thread, else streamed once. */

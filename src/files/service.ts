@@ -59,6 +59,14 @@ export class FileService {
     return this.lifecycle.onRemoved(listener);
   }
 
+  /**
+   * Calls `listener` with a file's uuid once the digests of a large file, computed after its
+   * upload's answer, committed: its MD5 and maybe its blob changed (digest-later.ts).
+   */
+  onDigested(listener: (uuid: string) => void): void {
+    this.laterDigests.onDigested(listener);
+  }
+
   /** Adds work to the transaction of every new file's row (it fails the upload if it throws). */
   onUpload(hook: UploadHook): void {
     this.ingestion.onUpload(hook);
