@@ -10,18 +10,25 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobExists, usingPostgres, usingS3 } from '../helpers/server.js';
 import { haveStrace, traced } from '../helpers/strace.js';
 import { useServer } from '../helpers/use-server.js';
 import { uploadBase } from '../helpers/rest.js';
 import { fileRows, type FileRow } from '../reliability/audit.js';
-import { postForm, until } from './helpers.js';
+import { get, postForm, postQuery, until } from './helpers.js';
+import { startOrigin, type Origin } from './origin.js';
 import { tusUpload } from '../tus/helpers.js';
 
 const MiB = 1024 * 1024;
 const LATER = 8 * MiB;
-const srv = useServer({ env: { STOWAGE_DIGEST_LATER_BYTES: String(LATER) } });
+const remote = crypto.randomBytes(LATER + 5555);
+let origin: Origin;
+beforeAll(async () => {
+  origin = await startOrigin(remote);
+});
+afterAll(() => origin?.close());
+const srv = useServer({ env: { STOWAGE_DIGEST_LATER_BYTES: String(LATER), STOWAGE_OUTBOUND_ALLOW: '127.0.0.1/32' } });
 
 const md5 = (b: Buffer) => crypto.createHash('md5').update(b).digest('hex');
 const sha256 = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
@@ -174,6 +181,22 @@ describe('digests after the answer (large bodies on disk)', () => {
     const row = await digested(uuid);
     expect(row.md5).toBe(md5(data));
     expect(await contentKey(sha256(data))).toBe(row.blob_key);
+    const jobs = (await jobsOf('file.digest')).filter((j) => (JSON.parse(j.payload) as { uuid: string }).uuid === uuid);
+    expect(jobs.map((j) => j.state)).toEqual(onDisk() ? ['done'] : []);
+  });
+
+  it('a from_url download declared past the threshold: success at once, digested by the job', async () => {
+    const start = await postQuery(`${srv.upload}/from_url/`, { pub_key: srv.keys.public_key, source_url: `${origin.url}/plain/data.bin`, store: '1' });
+    expect(start.status, start.text).toBe(200);
+    const done = await until(async () => {
+      const r = await get(`${srv.upload}/from_url/status/?token=${encodeURIComponent(start.json.token as string)}`);
+      return r.json.status === 'success' || r.json.status === 'error' ? r : undefined;
+    });
+    expect(done.json.status, done.text).toBe('success');
+    const uuid = done.json.uuid as string;
+    const row = await digested(uuid);
+    expect(row.md5).toBe(md5(remote));
+    expect(await contentKey(sha256(remote))).toBe(row.blob_key);
     const jobs = (await jobsOf('file.digest')).filter((j) => (JSON.parse(j.payload) as { uuid: string }).uuid === uuid);
     expect(jobs.map((j) => j.state)).toEqual(onDisk() ? ['done'] : []);
   });

@@ -6,6 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type { AppContext } from '../../context.js';
+import { digestsLaterFor } from '../../blobs/digest.js';
 import { isAppError } from '../../core/errors.js';
 import { apiInitiator } from '../../jobs/file-events.js';
 import { fileBlobKey } from '../../core/file-record.js';
@@ -47,6 +48,8 @@ async function runFetch(ctx: AppContext, tasks: FromUrlTasks, client: OutboundCl
     const put = await ctx.blobs.put(blobKey, counted(res, (done) => tasks.progress(token, done, res.contentLength)), {
       maxBytes,
       onTooLarge: () => downloadErrors.tooBig(maxBytes + 1, maxBytes),
+      // A large download's digests come from a job after `success` (files/digest-later.ts).
+      skipDigests: digestsLaterFor(ctx.config.digestLaterBytes, res.contentLength ?? NaN),
     });
     await tasks.progress(token, put.size, put.size);
     const file = await ctx.files.commit(found.project, { uuid: opts.fileUuid, blobKey, size: put.size, md5: put.md5, sha256: put.sha256 }, {
