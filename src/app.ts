@@ -41,6 +41,14 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const worker = new Worker(queue, log, config.jobPollMs, 8);
   const redis = await openRedis(config.redisUrl, log);
   const metrics = new NodeMetrics(log, config.metrics);
+  if (config.pgRowCache && db.cacheWhileAlone) {
+    let alone = false;
+    await db.cacheWhileAlone((now) => {
+      alone = now;
+      log.info({ alone }, now ? 'only writer of the PostgreSQL schema: file rows cached' : 'another writer joined the PostgreSQL schema: file rows read afresh');
+    });
+    metrics.gauge('stowage_store_alone', 'Whether this node is its PostgreSQL schema\'s only writer and caches file rows (db/pg-alone.ts)', () => (alone ? 1 : 0));
+  }
   const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, redis, queue, worker, metrics };
   metrics.gauge('stowage_job_queue_lag_seconds', 'How long the oldest due job has waited to be claimed (0 when none waits)', async () => (await queue.stats()).lagMs / 1000);
   metrics.gauge('stowage_jobs_dead', 'Jobs that exhausted their attempts (kept until pruned)', async () => (await queue.stats()).dead);

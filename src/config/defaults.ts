@@ -7,6 +7,7 @@ export const DEFAULTS = {
   cdnPort: 8082,
   only: ['rest', 'upload', 'cdn'],
   databaseUrl: '',
+  pgRowCache: true,
   maxUploadBytes: 5 * 1024 ** 3,
   digestLaterBytes: 64 * 1024 ** 2,
   unstoredTtlMs: 24 * 3600 * 1000,

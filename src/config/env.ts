@@ -26,6 +26,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   jobPollMs: 'STOWAGE_JOB_POLL_MS',
   expirySweepMs: 'STOWAGE_EXPIRY_SWEEP_MS',
   databaseSchema: 'STOWAGE_DATABASE_SCHEMA',
+  pgRowCache: 'STOWAGE_PG_ROW_CACHE',
   logLevel: 'STOWAGE_LOG_LEVEL',
   multipartTtlMs: 'STOWAGE_MULTIPART_TTL_MS',
   multipartClaimLeaseMs: 'STOWAGE_MULTIPART_CLAIM_LEASE_MS',

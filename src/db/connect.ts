@@ -13,6 +13,7 @@ import type { Database } from './schema.js';
 import { cachingDatabase } from './statement-cache.js';
 import { sqliteChangeStamp } from './change-stamp.js';
 import { WalSync } from './wal-sync.js';
+import { AloneNode, backendPid, countWrites, joinAsWriter, lockKeyOf, type AloneTimings } from './pg-alone.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -42,6 +43,11 @@ export interface Db {
    */
   changeStamp(): string | null;
   /**
+   * PostgreSQL only: this node caches rows while it is the schema's only writer (pg-alone.ts), and
+   * stops before another process writes. Started by `serve`; admin commands only join as writers.
+   */
+  cacheWhileAlone?(onChange?: (alone: boolean) => void): Promise<void>;
+  /**
    * SQLite only (absent on PostgreSQL, whose commit is durable when it returns). Called while
    * holding the connection (inside a transaction, or `kysely.connection().execute`): this hold's
    * writes are handed back once committed, without waiting for the WAL sync that makes them
@@ -68,10 +74,12 @@ export interface DbOptions {
   dataDir: string;
   /** PostgreSQL schema to use (created if missing); lets tests and tenants share one database. */
   schema?: string;
+  /** PostgreSQL: the alone node's timings (tests shorten them). */
+  aloneTimings?: AloneTimings;
 }
 
 export async function openDb(opts: DbOptions): Promise<Db> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.schema);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.schema, opts.aloneTimings);
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = new SQLite(path.join(opts.dataDir, 'stowage.sqlite'));
   file.pragma('journal_mode = WAL');
@@ -100,7 +108,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   };
 }
 
-async function openPostgres(url: string, schema: string | undefined): Promise<Db> {
+async function openPostgres(url: string, schema: string | undefined, aloneTimings: AloneTimings | undefined): Promise<Db> {
   if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
   const pg = await loadPg();
   if (schema) {
@@ -115,12 +123,49 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Db
       await admin.end();
     }
   }
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: 10,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  const options = schema ? { options: `-c search_path=${schema}` } : {};
+  const pool = new pg.Pool({ connectionString: url, max: 10, ...options });
+  // Every pool connection may write: its writes move this node's stamp, and it joins as a writer
+  // (pg-alone.ts) before its first statement, so no other node caches while it can write.
+  const key = lockKeyOf(schema);
+  const ownPids = new Set<number>();
+  let writes = 0;
+  let alone: AloneNode | null = null;
+  pool.on('connect', (client) => {
+    const pid = backendPid(client);
+    if (pid !== undefined) ownPids.add(pid);
+    countWrites(client, () => writes++);
   });
-  return { ...wrap(new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool }) }), 'postgres'), ...(schema ? { schema } : {}) };
+  pool.on('remove', (client) => {
+    const pid = backendPid(client);
+    if (pid !== undefined) ownPids.delete(pid);
+  });
+  const dialect = new OwnSchemaPostgresDialect({
+    pool,
+    onCreateConnection: (connection) =>
+      joinAsWriter(
+        async (text, params) => ({ rows: (await connection.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, [...params]))).rows }),
+        key,
+        () => alone?.aloneSessionPid() ?? null,
+      ),
+  });
+  const db = wrap(new Kysely<Database>({ dialect }), 'postgres');
+  return {
+    ...db,
+    ...(schema ? { schema } : {}),
+    // Only while alone (and its lease holds): then every change of any row went through `writes`.
+    changeStamp: () => (alone?.trusted() ? `${alone.epoch}:${writes}` : null),
+    cacheWhileAlone: async (onChange) => {
+      if (alone) return;
+      alone = new AloneNode({ client: () => new pg.Client({ connectionString: url, ...options }), key, ownPids, ...(aloneTimings ? { timings: aloneTimings } : {}), ...(onChange ? { onChange } : {}) });
+      await alone.start();
+    },
+    close: async () => {
+      // Its own connections end first: no write of this node can follow the end of its lease.
+      await db.close();
+      await alone?.close();
+    },
+  };
 }
 
 function wrap(kysely: Kysely<Database>, dialect: Dialect): Db {

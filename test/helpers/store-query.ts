@@ -6,6 +6,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { joinAsWriter, lockKeyOf } from '../../src/db/pg-alone.js';
 import { usingPostgres, type TestServer } from './server.js';
 
 /** Rows of one SELECT; `?` placeholders on both stores. */
@@ -35,14 +36,16 @@ export async function storeWrite(server: Pick<TestServer, 'dataDir' | 'schema'>,
       file.close();
     }
   }
-  return (await onPostgres(server, statement, params)).rowCount ?? 0;
+  return (await onPostgres(server, statement, params, true)).rowCount ?? 0;
 }
 
 /** One statement on the server's PostgreSQL schema through a connection of its own; `?` placeholders. */
-async function onPostgres(server: Pick<TestServer, 'schema'>, statement: string, params: unknown[]): Promise<pg.QueryResult> {
+async function onPostgres(server: Pick<TestServer, 'schema'>, statement: string, params: unknown[], write = false): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: process.env['STOWAGE_DATABASE_URL'], options: `-c search_path=${server.schema}` });
   await client.connect();
   try {
+    // A writer joins as Stowage's own connections do, so a node caching rows alone stops first (db/pg-alone.ts).
+    if (write) await joinAsWriter((text, values) => client.query(text, [...values]), lockKeyOf(server.schema), () => null);
     let n = 0;
     return await client.query(statement.replace(/\?/g, () => `$${++n}`), params);
   } finally {
