@@ -39,7 +39,8 @@ export interface Db {
   /**
    * A stamp of the data this node can see, read without waiting for the connection: equal stamps
    * mean no row changed in between (db/change-stamp.ts says why). Null when the store cannot
-   * tell without a round trip (PostgreSQL): then nothing may be served from a cache of rows.
+   * tell without a round trip (PostgreSQL, unless this node is its schema's only writer:
+   * pg-alone.ts): then nothing may be served from a cache of rows.
    */
   changeStamp(): string | null;
   /**

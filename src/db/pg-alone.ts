@@ -242,9 +242,10 @@ export class AloneNode {
  */
 export function countWrites(client: pg.ClientBase, onWrite: () => void): void {
   type Query = (...args: unknown[]) => unknown;
-  const query = client.query.bind(client) as Query;
+  // The class's method as it is at each call (not a copy taken now): whatever wraps it later still runs.
+  const proto = Object.getPrototypeOf(client) as { query: Query };
   const counted: Query = (...args) => {
-    const result = query(...args);
+    const result = proto.query.apply(client, args);
     if (!(result instanceof Promise)) {
       onWrite(); // a callback or a stream: counted at once (Stowage sends neither)
       return result;

@@ -1,9 +1,9 @@
 /**
  * File records for the REST reads of one file (info, tags, metadata), kept per node while the
  * store's change stamp (db/change-stamp.ts) has not moved: a hit is exactly what a read of the row
- * would return now, whichever node or process changed it. On a store without a cheap stamp
- * (PostgreSQL, where nodes share the store and asking it is the round trip a cache would save)
- * every call reads the row.
+ * would return now, whichever node or process changed it. When the store has no stamp (PostgreSQL
+ * while another process may write: nodes share the store there, and asking it is the round trip a
+ * cache would save; db/pg-alone.ts) every call reads the row.
  *
  * Why: through Kysely and the driver a primary-key read of a file costs 30-40 µs of CPU, most of a
  * signed `GET /files/{uuid}/` beyond the bare route (docs/performance.md); the stamp costs 2-4 µs.
