@@ -236,7 +236,8 @@ export class AloneNode {
 /**
  * Calls `onWrite` when a statement that may have changed rows finishes on `client`, before its
  * caller sees the result (a transaction's statements and its COMMIT each count: a cache filled
- * between the two is refused by the second). Only a plain `SELECT` is taken as a read; the one
+ * between the two is refused by the second). Only a plain `SELECT`, and a write that touched no
+ * row, are taken as reads; the one
  * function called through SELECT that changes rows, `claim_fair_jobs`, changes jobs only, never a
  * row a cache holds. A failed statement counts too: better a needless miss than a stale hit.
  */
@@ -254,8 +255,8 @@ export function countWrites(client: pg.ClientBase, onWrite: () => void): void {
     const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
     const plainSelect = typeof text === 'string' && /^\s*select\b/i.test(text);
     return result.then(
-      (r: { command?: string }) => {
-        if (!plainSelect || r.command !== 'SELECT') onWrite();
+      (r: { command?: string; rowCount?: number | null }) => {
+        if (!(plainSelect && r.command === 'SELECT') && !changedNoRow(r)) onWrite();
         return r;
       },
       (err: unknown) => {
@@ -265,6 +266,15 @@ export function countWrites(client: pg.ClientBase, onWrite: () => void): void {
     );
   };
   (client as unknown as { query: Query }).query = counted;
+}
+
+/**
+ * An INSERT, UPDATE, DELETE or MERGE that touched no row changed nothing (the schema has no
+ * statement-level triggers): the queue's periodic sweeps, which mostly find nothing, then leave
+ * the stamp alone, as SQLite's `total_changes()` does.
+ */
+function changedNoRow(r: { command?: string; rowCount?: number | null }): boolean {
+  return r.rowCount === 0 && (r.command === 'INSERT' || r.command === 'UPDATE' || r.command === 'DELETE' || r.command === 'MERGE');
 }
 
 /** The backend pid of a connected client (pg keeps it from the server's BackendKeyData). */

@@ -44,10 +44,18 @@ describe.skipIf(!pgOnly)('two processes on one schema (db/connect.ts, pg-alone.t
     await migrate(first);
     await first.cacheWhileAlone!();
     await until('the first node alone', () => first.changeStamp() !== null);
-    // Its own writes move its stamp.
+    // Its own writes move its stamp; a statement that changed no row does not.
+    await sql`create table if not exists alone_probe (n integer)`.execute(first.kysely);
     const before = first.changeStamp();
-    await sql`update projects set name = name where false`.execute(first.kysely);
-    expect(first.changeStamp()).not.toBe(before);
+    await sql`update alone_probe set n = 2 where n = 1`.execute(first.kysely);
+    expect(first.changeStamp()).toBe(before);
+    await sql`insert into alone_probe (n) values (1)`.execute(first.kysely);
+    const after = first.changeStamp();
+    expect(after).not.toBe(before);
+    await first.transaction(async (trx) => {
+      await sql`update alone_probe set n = 2 where n = 1`.execute(trx);
+    });
+    expect(first.changeStamp()).not.toBe(after);
 
     const second = await open();
     await sql`select 1`.execute(second.kysely);
