@@ -34,8 +34,10 @@ const WRITER = 1;
 const ALONE = 2;
 
 export interface AloneTimings {
-  /** A node alone checks its session this often, and one that is not tries to become alone. */
+  /** A node alone checks its session this often. */
   heartbeatMs: number;
+  /** A node that found another writer tries again after this (fewer lock scans in a cluster). */
+  retryMs: number;
   /** The cache is trusted until this long after the last heartbeat that succeeded began. */
   leaseMs: number;
   /** PostgreSQL ends the node's silent session after this (frees ALONE after a partition). */
@@ -44,7 +46,7 @@ export interface AloneTimings {
   joinTimeoutMs: number;
 }
 
-export const ALONE_TIMINGS: AloneTimings = { heartbeatMs: 500, leaseMs: 1500, idleSessionTimeoutMs: 4000, joinTimeoutMs: 30_000 };
+export const ALONE_TIMINGS: AloneTimings = { heartbeatMs: 500, retryMs: 2000, leaseMs: 1500, idleSessionTimeoutMs: 4000, joinTimeoutMs: 30_000 };
 
 /** The schema's lock key (the first half of a two-part advisory key): a positive 31-bit hash. */
 export function lockKeyOf(schema: string | undefined): number {
@@ -108,6 +110,7 @@ export class AloneNode {
   /** A writer asked while this node was taking ALONE: it must not become alone on that try. */
   private askedWhileTrying = false;
   private trying = false;
+  private nextTry = 0;
   /** Moves each time the node becomes alone: entries cached before are never trusted again. */
   epoch = 0;
   private readonly timings: AloneTimings;
@@ -152,7 +155,7 @@ export class AloneNode {
     try {
       const session = this.session ?? (await this.open());
       if (this.alone) await this.heartbeat(session);
-      else await this.tryAlone(session);
+      else if (performance.now() >= this.nextTry) await this.tryAlone(session);
     } catch {
       // The session failed: not alone any more (lost() ran); the next tick opens a new one.
     } finally {
@@ -197,10 +200,14 @@ export class AloneNode {
     this.askedWhileTrying = false;
     try {
       const got = await session.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [this.opts.key, ALONE]);
-      if (!got.rows[0]?.got) return;
+      if (!got.rows[0]?.got) {
+        this.nextTry = performance.now() + this.timings.retryMs;
+        return;
+      }
       const others = await session.query<{ pid: number }>(`${HOLDER_OF} AND objid = ${WRITER} AND mode = 'ShareLock'`, [this.opts.key]);
       if (this.askedWhileTrying || others.rows.some((r) => !this.opts.ownPids.has(r.pid))) {
         await session.query('SELECT pg_advisory_unlock($1, $2)', [this.opts.key, ALONE]);
+        this.nextTry = performance.now() + this.timings.retryMs;
         return;
       }
       this.epoch++;

@@ -30,7 +30,7 @@ describe.skipIf(!pgOnly)('two processes on one schema (db/connect.ts, pg-alone.t
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-pg-alone-'));
   const schema = newSchema();
   const open = async () => {
-    const db = await openDb({ databaseUrl: URL, dataDir, ...(schema ? { schema } : {}), aloneTimings: { heartbeatMs: 100, leaseMs: 300, idleSessionTimeoutMs: 1000, joinTimeoutMs: 5000 } });
+    const db = await openDb({ databaseUrl: URL, dataDir, ...(schema ? { schema } : {}), aloneTimings: { heartbeatMs: 100, retryMs: 200, leaseMs: 300, idleSessionTimeoutMs: 1000, joinTimeoutMs: 5000 } });
     opened.push(db);
     return db;
   };
