@@ -53,13 +53,13 @@ export const schema = z.object({
   jobPollMs: z.coerce.number().int().positive(),
   /** How often some node sweeps expired unstored files. */
   expirySweepMs: z.coerce.number().int().positive(),
-  /** PostgreSQL schema (created if missing); isolates tenants or test runs sharing a database. */
   /**
    * PostgreSQL: a node that is its schema's only writer caches file rows for the REST reads, as on
    * SQLite, and stops before another process writes (db/pg-alone.ts). Off for schemas that
    * processes other than Stowage write to.
    */
   pgRowCache: bool,
+  /** PostgreSQL schema (created if missing); isolates tenants or test runs sharing a database. */
   databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _').optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   /** Uploads feature: unfinished multipart uploads expire (and their parts are reclaimed) after this. */

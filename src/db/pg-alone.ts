@@ -29,7 +29,7 @@
  */
 import type pg from 'pg';
 
-export const CHANNEL = 'stowage_alone_node';
+const CHANNEL = 'stowage_alone_node';
 const WRITER = 1;
 const ALONE = 2;
 
@@ -131,10 +131,6 @@ export class AloneNode {
     return this.alone && performance.now() - this.leaseFrom < this.timings.leaseMs;
   }
 
-  isAlone(): boolean {
-    return this.alone;
-  }
-
   /** This node's ALONE session's backend pid (its own new connections need not ask it to yield). */
   aloneSessionPid(): number | null {
     return this.alone ? this.sessionPid : null;
@@ -154,6 +150,11 @@ export class AloneNode {
     this.busy = true;
     try {
       const session = this.session ?? (await this.open());
+      if (this.closed) {
+        // Closed while the session was opening: it must not keep the process alive.
+        this.lost(session);
+        return;
+      }
       if (this.alone) await this.heartbeat(session);
       else if (performance.now() >= this.nextTry) await this.tryAlone(session);
     } catch {
@@ -204,9 +205,15 @@ export class AloneNode {
         this.nextTry = performance.now() + this.timings.retryMs;
         return;
       }
-      const others = await session.query<{ pid: number }>(`${HOLDER_OF} AND objid = ${WRITER} AND mode = 'ShareLock'`, [this.opts.key]);
+      // Held but not alone: any failure from here must give ALONE back, or a writer would wait on it.
+      const others = await session
+        .query<{ pid: number }>(`${HOLDER_OF} AND objid = ${WRITER} AND mode = 'ShareLock'`, [this.opts.key])
+        .catch(async (err: unknown) => {
+          await session.query('SELECT pg_advisory_unlock($1, $2)', [this.opts.key, ALONE]).catch(() => this.lost(session));
+          throw err;
+        });
       if (this.askedWhileTrying || others.rows.some((r) => !this.opts.ownPids.has(r.pid))) {
-        await session.query('SELECT pg_advisory_unlock($1, $2)', [this.opts.key, ALONE]);
+        await session.query('SELECT pg_advisory_unlock($1, $2)', [this.opts.key, ALONE]).catch(() => this.lost(session));
         this.nextTry = performance.now() + this.timings.retryMs;
         return;
       }
