@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, type Db } from '../../src/db/connect.js';
 import { migrate } from '../../src/db/migrations.js';
 import { restClient } from '../helpers/rest.js';
-import { newSchema, startServer, usingPostgres, type ProjectKeys, type TestServer } from '../helpers/server.js';
+import { newSchema, startServer, usingPostgres, type TestServer } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 import { storeWrite } from '../helpers/store-query.js';
 
 const pgOnly = usingPostgres();
@@ -72,8 +73,7 @@ describe.skipIf(!pgOnly)('two processes on one schema (db/connect.ts, pg-alone.t
 });
 
 describe.skipIf(!pgOnly)('a node alone on its schema serves file rows from its cache', () => {
-  let a: TestServer;
-  let keys: ProjectKeys;
+  const srv = useServer();
   let uuid: string;
 
   const metric = async (server: TestServer, name: string): Promise<number> => {
@@ -84,49 +84,41 @@ describe.skipIf(!pgOnly)('a node alone on its schema serves file rows from its c
   };
   const alone = async (server: TestServer) => (await metric(server, 'stowage_store_alone')) === 1;
   const info = async (server: TestServer) => {
-    const r = await restClient(server.rest, keys)('GET', `/files/${uuid}/`);
+    const r = await restClient(server.rest, srv.keys)('GET', `/files/${uuid}/`);
     expect(r.status).toBe(200);
     return r.json as Record<string, unknown>;
   };
 
   beforeAll(async () => {
-    if (!pgOnly) return;
-    a = await startServer();
-    keys = await a.createProject();
-    const form = new FormData();
-    form.append('UPLOADCARE_PUB_KEY', keys.public_key);
-    form.append('UPLOADCARE_STORE', '1');
-    form.append('file', new Blob(['cached']), 'c.txt');
-    uuid = ((await (await fetch(`${a.upload}/base/`, { method: 'POST', body: form })).json()) as { file: string }).file;
-  });
-  afterAll(async () => {
-    await a?.stop();
+    uuid = await srv.uploadFile('c.txt', 'cached');
   });
 
   it('repeated reads of a file need no query while the node is alone', async () => {
-    await until('the node alone', () => alone(a));
-    await info(a);
-    const asked = await metric(a, 'stowage_file_reads_batched');
-    for (let i = 0; i < 10; i++) expect((await info(a))['uuid']).toBe(uuid);
+    await until('the node alone', () => alone(srv.server));
+    await info(srv.server);
+    const asked = await metric(srv.server, 'stowage_file_reads_batched');
+    for (let i = 0; i < 10; i++) expect((await info(srv.server))['uuid']).toBe(uuid);
     // Any write of the node moves its stamp (a periodic sweep's job may land in between): each
     // read without the cache is one lookup, 10 here.
-    expect(await metric(a, 'stowage_file_reads_batched')).toBeLessThanOrEqual(asked + 2);
+    expect(await metric(srv.server, 'stowage_file_reads_batched')).toBeLessThanOrEqual(asked + 2);
   });
 
   it('a write by another process is seen by the next read', async () => {
-    await until('the node alone', () => alone(a));
-    await info(a);
-    await info(a);
-    expect(await storeWrite(a, 'update files set metadata = ? where uuid = ?', ['{"from":"outside"}', uuid])).toBe(1);
-    expect((await info(a))['metadata']).toEqual({ from: 'outside' });
+    await until('the node alone', () => alone(srv.server));
+    await info(srv.server);
+    await info(srv.server);
+    expect(await storeWrite(srv.server, 'update files set metadata = ? where uuid = ?', ['{"from":"outside"}', uuid])).toBe(1);
+    expect((await info(srv.server))['metadata']).toEqual({ from: 'outside' });
   });
 
   it('with a second node on the schema neither caches, and each sees the other`s writes at once', async () => {
+    const a = srv.server;
+    // A second node on the same schema, started and stopped inside the test.
     const b = await startServer({ ...(a.schema ? { schema: a.schema } : {}) });
     try {
       expect(await alone(a)).toBe(false);
       expect(await alone(b)).toBe(false);
-      const callB = restClient(b.rest, keys);
+      const callB = restClient(b.rest, srv.keys);
       for (let i = 0; i < 3; i++) {
         expect((await callB('PUT', `/files/${uuid}/metadata/round/`, { body: JSON.stringify(`b${i}`) })).status).toBeLessThan(300);
         expect(((await info(a))['metadata'] as Record<string, unknown>)['round']).toBe(`b${i}`);
