@@ -209,11 +209,11 @@ export class AloneNode {
       const others = await session
         .query<{ pid: number }>(`${HOLDER_OF} AND objid = ${WRITER} AND mode = 'ShareLock'`, [this.opts.key])
         .catch(async (err: unknown) => {
-          await session.query('SELECT pg_advisory_unlock($1, $2)', [this.opts.key, ALONE]).catch(() => this.lost(session));
+          await this.giveBack(session);
           throw err;
         });
       if (this.askedWhileTrying || others.rows.some((r) => !this.opts.ownPids.has(r.pid))) {
-        await session.query('SELECT pg_advisory_unlock($1, $2)', [this.opts.key, ALONE]).catch(() => this.lost(session));
+        await this.giveBack(session);
         this.nextTry = performance.now() + this.timings.retryMs;
         return;
       }
@@ -229,6 +229,11 @@ export class AloneNode {
   private async yieldAlone(session: pg.Client): Promise<void> {
     if (!this.alone || session !== this.session) return;
     this.setAlone(false);
+    await this.giveBack(session);
+  }
+
+  /** Releases ALONE; if even that fails, ends the session, which releases it too. */
+  private async giveBack(session: pg.Client): Promise<void> {
     await session.query('SELECT pg_advisory_unlock($1, $2)', [this.opts.key, ALONE]).catch(() => this.lost(session));
   }
 
@@ -251,9 +256,9 @@ export class AloneNode {
  * Calls `onWrite` when a statement that may have changed rows finishes on `client`, before its
  * caller sees the result (a transaction's statements and its COMMIT each count: a cache filled
  * between the two is refused by the second). Only a plain `SELECT`, and a write that touched no
- * row, are taken as reads; the one
- * function called through SELECT that changes rows, `claim_fair_jobs`, changes jobs only, never a
- * row a cache holds. A failed statement counts too: better a needless miss than a stale hit.
+ * row, are taken as reads; the one function called through SELECT that changes rows,
+ * `claim_fair_jobs`, changes jobs only, never a row a cache holds. A failed statement counts too:
+ * better a needless miss than a stale hit.
  */
 export function countWrites(client: pg.ClientBase, onWrite: () => void): void {
   type Query = (...args: unknown[]) => unknown;
@@ -265,12 +270,9 @@ export function countWrites(client: pg.ClientBase, onWrite: () => void): void {
       onWrite(); // a callback or a stream: counted at once (Stowage sends neither)
       return result;
     }
-    const first = args[0];
-    const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
-    const plainSelect = typeof text === 'string' && /^\s*select\b/i.test(text);
     return result.then(
       (r: { command?: string; rowCount?: number | null }) => {
-        if (!(plainSelect && r.command === 'SELECT') && !changedNoRow(r)) onWrite();
+        if (!(r.command === 'SELECT' && isPlainSelect(args[0])) && !changedNoRow(r)) onWrite();
         return r;
       },
       (err: unknown) => {
@@ -280,6 +282,12 @@ export function countWrites(client: pg.ClientBase, onWrite: () => void): void {
     );
   };
   (client as unknown as { query: Query }).query = counted;
+}
+
+/** A statement text starting with SELECT (a data-modifying WITH … SELECT reports SELECT too). */
+function isPlainSelect(first: unknown): boolean {
+  const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text;
+  return typeof text === 'string' && /^\s*select\b/i.test(text);
 }
 
 /**
