@@ -42,6 +42,11 @@ export const MAX_PAGE = 10_000;
 
 const badPath = (path: string): { ok: false; problem: string } => ({ ok: false, problem: `Bad path "${path}". Use UUID or CDN URL` });
 const problem = (path: string, why: string): { ok: false; problem: string } => ({ ok: false, problem: `Bad path "${path}": ${why}` });
+/**
+ * An operation neither converter knows: the public service's text, which the official REST
+ * client's suite asserts as the path's problem (its poller reports it as a failed job).
+ */
+const unknownOperation = (name: string): { ok: false; problem: string } => ({ ok: false, problem: `Operations parsing: Cannot parse url part: ${name}` });
 
 /** Splits `[https://host/]<uuid>/<kind>/<segments…>`; null when the uuid or the kind is not there. */
 function split(path: string, kind: 'document' | 'video'): { uuid: string; segments: string[] } | null {
@@ -109,7 +114,7 @@ export function parseDocumentPath(path: string): Parsed<DocumentTarget> {
       if (q === null) return problem(path, '"quality" must be a number from 1 to 100.');
       target.quality = q;
     } else {
-      return problem(path, `unknown operation "${name ?? ''}".`);
+      return unknownOperation(name ?? '');
     }
     if (args.length > 1) return problem(path, `too many arguments for "${name}".`);
   }
@@ -177,7 +182,7 @@ export function parseVideoPath(path: string): Parsed<VideoTarget> {
       }
       target.cut = { startMs: start, lengthMs: length };
     } else {
-      return problem(path, `unknown operation "${name}".`);
+      return unknownOperation(name);
     }
   }
   return { ok: true, uuid: s.uuid, target };
