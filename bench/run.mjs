@@ -131,7 +131,7 @@ function printTable(R) {
 }
 
 function printTargets(results) {
-  console.log('\n== targets (issue #5)');
+  console.log('\n== targets');
   const line = (label, value, op, target) => {
     const ok = op === '<=' ? value <= target : value >= target;
     console.log(`${label.padEnd(64)} ${value.toFixed(2).padStart(6)}  (target ${op} ${target})  ${ok ? 'MET' : 'MISSED'}`);

@@ -1,6 +1,6 @@
 /**
  * The layout rules of docs/architecture.md that a reviewer would otherwise have to re-check by
- * hand on every change (issue #10):
+ * hand on every change:
  *   - SQL lives only in src/db/, in the repositories (a file named repo.ts) and in the job queue's
  *     own store (src/jobs/queue.ts and its parts in src/jobs/queue/: `enqueue` runs inside its
  *     callers' transactions). Everything else reaches the store through a service, and opens

@@ -1,5 +1,5 @@
 /**
- * Add-ons (issue #13): REST `/addons/{name}/execute/` and its status, durable executions writing
+ * Add-ons: REST `/addons/{name}/execute/` and its status, durable executions writing
  * `appdata.<name>`, the project's add-ons run on every upload, and a start-up check of what each
  * add-on needs (clamd, the background-removal plugin). The add-ons themselves: ./index.ts.
  */

@@ -12,7 +12,7 @@
  * when V8 collects it, and a chunk held across two collections (gathering, then a write on the
  * thread pool) moved to the old generation, where only a full collection frees it. Held chunks
  * made the dead ones pile up by tens of MiB, which the malloc arena kept as resident memory
- * (docs/performance.md, "Large uploads' peak memory"). Copied, a chunk dies as soon as it is
+ * (docs/performance.md, "What the design relies on"). Copied, a chunk dies as soon as it is
  * accepted; the copy costs about 0.05 s of CPU per GiB. A body of one chunk is written as it is,
  * and a chunk too big for the batch's room goes with it by reference.
  */

@@ -8,7 +8,7 @@
  * of buffers above the last collection, and then it is a full one. So a 1 GiB upload kept up to
  * about 64 MiB of written, dead chunks at a time, which the main malloc arena kept as its high-water
  * mark: the largest part of the 50-60 MB a large upload added to the server's resident memory
- * (docs/performance.md, "Large uploads' peak memory").
+ * (docs/performance.md, "What the design relies on").
  *
  * A young-generation collection (a scavenge) frees every chunk that is no longer referenced: with
  * 4 MiB semi-spaces it takes well under a millisecond, and it runs once per SCAVENGE_EVERY bytes

@@ -5,7 +5,7 @@
  * of a webhook burst's). Instead the store runs with `synchronous = NORMAL` (a commit writes its
  * WAL frames but does not sync them; SQLite still syncs around checkpoints) and the driver, once
  * it has released the connection, waits for an fdatasync of the WAL file on libuv's thread pool
- * before the query's caller goes on. So a write is durable when its promise resolves, as before,
+ * before the query's caller goes on. So a write is still durable when its promise resolves,
  * while other queries run meanwhile; and every commit made while one sync runs shares the next
  * (a group commit by construction).
  */

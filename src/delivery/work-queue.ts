@@ -5,8 +5,8 @@
  *
  * A slot is held until the work has really ended, not until it has answered: a render answered at
  * its deadline may keep a libvips thread and its buffers for a while, and freeing its slot at the
- * answer let a stream of slow URLs run many more renders at once than the bound (issue #11: the
- * server's memory grew with every render past its deadline).
+ * answer let a stream of slow URLs run many more renders at once than the bound (the server's
+ * memory grew with every render past its deadline; docs/reliability.md).
  */
 import { AppError } from '../core/errors.js';
 

@@ -4,7 +4,7 @@
  * has its answer, then gives the row its MD5 (the CDN's ETag) and its content address, sharing the
  * project's blob with the same bytes when there is one (docs/storage.md). On two cores the two
  * digests cost about 3 s of CPU per GiB beside the upload's own; here they no longer hold the
- * answer back (docs/performance.md, issue #19 item 4).
+ * answer back (docs/performance.md).
  *
  * Safe to run twice: a row that already has its MD5, or no longer names the blob, is left alone.
  */

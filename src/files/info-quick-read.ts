@@ -7,7 +7,7 @@
  *
  * Why: on a cache hit the route itself costs more than the answer (Fastify's routing, hooks and
  * reply, the zod checks of the path and query, two promises), most of the gap to a bare Fastify
- * route that issue #19 item 1 measures (docs/performance.md).
+ * route that `bench/rest.mjs` measures (docs/performance.md).
  */
 import { parseUuid } from '../core/ids.js';
 import type { RestVersion } from '../core/file-json.js';

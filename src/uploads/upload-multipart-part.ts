@@ -20,7 +20,7 @@ const PART_SPEC = {
   summary: 'Upload one part of a multipart upload',
   description: 'The pre-signed URL `/multipart/start/` answered (object storage may hand out its own instead).',
   security: [],
-  // A path naming no upload or part is a 404 before the signature is looked at (as before).
+  // A path naming no upload or part is a 404 before the signature is looked at.
   params: z.object({
     uuid: uuidText(notFound, 'The upload.'),
     part: checked(z.string(), (v) => {
@@ -59,7 +59,7 @@ export function multipartPartRoute(_ctx: AppContext, service: MultipartService) 
       // without a length, a full disk) and destroys what it reads, the request itself must stay
       // whole. A destroyed request leaves the rest of its body unread on a paused socket, so the
       // kept-alive connection's next request waited until the body idle timeout reset it
-      // (issue #11); undestroyed, the answer drains the rest or closes cleanly (unread-body.ts).
+      // (docs/reliability.md); undestroyed, the answer drains the rest or closes cleanly (unread-body.ts).
       const body = req.raw.pipe(new PassThrough({ highWaterMark: 64 * 1024 }));
       const put = await service.store.writePart({ uuid, part, partSize: max, size: Number(upload.size) }, body, {
         onTooLarge: partTooLarge,

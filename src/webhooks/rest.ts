@@ -21,7 +21,7 @@ const DUPLICATE = { non_field_errors: ['This project is already subscribed on th
 const notFound = () => new AppError(404, 'NotFound', 'Not found.');
 const WEBHOOKS = ['Webhooks'];
 
-// Not a webhook id: not found, before the body is read (as before).
+// Not a webhook id: not found, before the body is read.
 const idParams = z.object({
   id: checked(z.string(), (raw) => {
     if (!/^\d{1,15}$/.test(raw)) throw notFound();
@@ -58,7 +58,7 @@ const deliverySchema = z.object({
   error: z.string().nullable(),
   response_excerpt: z.string().nullable(),
 });
-// The subscription's existence is checked before these (404 first, as before): the route is
+// The subscription's existence is checked before these (404 first): the route is
 // deferred and the handler validates them after the lookup.
 const deliveriesQuery = z.object({
   limit: queryParam.limit(100, 1000),

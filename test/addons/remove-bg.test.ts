@@ -87,7 +87,7 @@ describe('remove_bg', () => {
     const source = await s.call('GET', `/files/${st.target}/?include=appdata`);
     expect(source.json.appdata.remove_bg).toMatchObject({ data: { foreground_type: 'auto' }, version: '1.0' });
     // The model's process (idle now, kept for the next request) was started by the launcher helper,
-    // the server's only child, not forked from the server (issue #11, docs/reliability.md).
+    // the server's only child, not forked from the server (docs/reliability.md).
     const server = s.server.child.pid as number;
     const serverChildren = childrenOf(server);
     expect(serverChildren).toHaveLength(1);

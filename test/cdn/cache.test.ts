@@ -118,7 +118,7 @@ describe('overload', () => {
     const id = await put(s, keys, 'n.jpg', await noise(400, 400));
     // A 64 Mpx intermediate: libvips works on it until its own timeout (whole seconds, so >= 1 s),
     // well past the 300 ms answer. The slot used to be freed at the answer, so renders past their
-    // deadline piled up beyond the bound (issue #11: memory grew with every slow URL).
+    // deadline piled up beyond the bound (memory grew with every slow URL).
     const slow = await get(s, `/${id}/-/resize/8000x8000/-/blur/200/-/resize/100x/`);
     expect(slow.status, slow.text).toBe(400);
     expect(slow.text).toContain('longer than');

@@ -1,7 +1,7 @@
 /**
  * The CDN's short-lived cache of file rows (src/delivery/lookup.ts) on a real store: it answers
  * from memory within its TTL and holds only about the rows read within the TTL, not every row
- * read since the last time it filled up (the soak's heap climbed with it, issue #11).
+ * read since the last time it filled up (the soak's heap climbed with it).
  */
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -212,7 +212,7 @@ describe('delivery rules', () => {
   });
 });
 
-describe('empty path segments (issue #18: the Python SDK requests /<uuid>/detect_faces//)', () => {
+describe('empty path segments (the Python SDK requests /<uuid>/detect_faces//)', () => {
   test('are ignored in operations and filenames, and leave the ETag and bytes unchanged', async () => {
     const clean = await get(srv.server, `/${quad}/-/preview/100x100/-/format/png/`);
     expect(clean.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * The memory part of the CDN result cache keeps its own copy of each body (issue #11, the soak's
+ * The memory part of the CDN result cache keeps its own copy of each body (the soak's
  * RSS growth): a rendered body is sharp's output buffer, allocated by a libvips thread, and
  * keeping it for minutes pinned that thread's malloc arena. A real sharp render goes in; what
  * comes out must be equal bytes in memory that is not the renderer's.

@@ -1,5 +1,5 @@
 /**
- * The server never forks itself to start a tool (issue #11: a fork copies the server's page
+ * The server never forks itself to start a tool (a fork copies the server's page
  * tables on the event loop, 60 ms at 1.6 GB). Watched from outside with strace on the running
  * server while it rasterizes an SVG, reads an SVG's size, probes an uploaded video, turns a GIF into
  * a video and converts a PDF page: each of those starts a child, and no thread of the server may

@@ -1,6 +1,6 @@
 /**
  * Migration 0017 fills file_labels from the appdata of the files already there (in keyset batches),
- * so a database upgraded in place answers `appdata_labels` as before. The store is brought to 0016,
+ * so a database upgraded in place answers `appdata_labels` from its files' appdata. The store is brought to 0016,
  * rows are written as 0016 wrote them (appdata JSON text only), then migrated to the latest.
  */
 import crypto from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * Migration 0018 fills project_counters from the rows already there, so a database upgraded in
- * place answers the same `total` / `totals` as before. The store is brought to 0017, files in each
+ * place answers the same `total` / `totals` as counting its rows. The store is brought to 0017, files in each
  * state and groups are written as 0017 wrote them, then migrated to the latest.
  */
 import crypto from 'node:crypto';

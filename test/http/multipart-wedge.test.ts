@@ -1,5 +1,5 @@
 /**
- * /base/ bodies that wedged the multipart parser (issue #11, `base-parts-iterator-hang`): a part
+ * /base/ bodies that wedged the multipart parser (`base-parts-iterator-hang`): a part
  * nobody reads (here an `attachment` disposition, which busboy skips) fills its buffer and ends in
  * the same chunk as the closing delimiter. Before src/http/upload/multipart-parser-fix.ts the
  * parser held that chunk's write forever, so the request was read to the end and never answered,

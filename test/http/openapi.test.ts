@@ -90,7 +90,7 @@ describe('OpenAPI documents', () => {
 });
 
 describe('input checked by the route schemas', () => {
-  it('answers the same 400s as before, after authentication', async () => {
+  it('answers each bad input with its 400 and detail, after authentication', async () => {
     const uuid = await s.uploadFile('a.txt', 'a');
     const cases: Array<[string, string, string | undefined, string]> = [
       ['GET', '/files/?limit=0', undefined, '`limit` must be an integer from 1 to 1000.'],
@@ -117,7 +117,7 @@ describe('input checked by the route schemas', () => {
       const res = await s.call(method, path, body === undefined ? {} : { body });
       expect([res.status, res.json], `${method} ${path}`).toEqual([400, { detail }]);
     }
-    // Not a webhook id: 404 before the body is looked at, as before.
+    // Not a webhook id: 404 before the body is looked at.
     expect((await s.call('PUT', '/webhooks/abc/', { body: '{"event": "nope"}' })).status).toBe(404);
     // A tag's own error keeps its message; the first bad field is the one reported.
     const res = await s.call('GET', '/files/?limit=5000&stored=maybe');
@@ -149,7 +149,7 @@ describe('REST routes whose handlers used to check their input by hand', () => {
     expect(paramOf('/webhooks/{id}/deliveries/', 'before')).toMatchObject({ type: 'integer' });
   });
 
-  it('answer bad values with the same status and bodies as before', async () => {
+  it('answer bad values with their documented status and body', async () => {
     const uuid = await s.uploadFile('b.txt', 'b');
     const other = '00000000-0000-4000-8000-000000000000';
     const cases: Array<[string, string, string, unknown]> = [
@@ -224,7 +224,7 @@ describe('Upload API fields validated by their route schemas', () => {
     expect(paramOf('/group/info/', 'group_id')).toBeDefined();
   });
 
-  it('answer bad fields with the same status and text as before, the key still judged first', async () => {
+  it('answer bad fields with their documented status and text, the key judged first', async () => {
     const key = s.keys.public_key;
     const post = (path: string, fields: Record<string, string>) => request(`${s.upload}${path}`, { method: 'POST', body: new URLSearchParams(fields) });
     const cases: Array<[Promise<{ status: number; text: string }>, number, string]> = [
@@ -269,7 +269,7 @@ describe('path ids validated by their route schemas', () => {
     expect(pathParam(upload, '/multipart/upload/{uuid}/{part}/', 'put', 'part')).toMatchObject({ pattern: '^[0-9]{1,5}$' });
   });
 
-  it('answers ids that name nothing as before: 404s, and a bad metadata key still its 400 first', async () => {
+  it('answers ids that name nothing with 404s, and a bad metadata key with its 400 first', async () => {
     const upper = (await s.call('GET', '/files/00000000-0000-0000-0000-00000000000A/')).status;
     const cases: Array<[string, string, number, string?]> = [
       ['GET', '/files/not-a-uuid/', 404, '{"detail":"Not found."}'],

@@ -116,7 +116,7 @@ describe('REST reads answered before routing', () => {
       expect(accept.status).toBe(406);
       expect((await srv.call('GET', `/files/${uuid}/`, { authorization: null })).status).toBe(401);
       expect((await other.call('GET', `/files/${uuid}/`)).status).toBe(404);
-      // Routed, and answered as before: a query string, another path, a body, HEAD, an unknown file.
+      // Routed through Fastify and answered there: a query string, another path, a body, HEAD, an unknown file.
       expect((await srv.call('GET', `/files/${uuid}/?include=appdata`)).json.appdata).toEqual({});
       expect((await srv.call('GET', `/files/${uuid}/tags/`)).status).toBe(200);
       expect((await srv.call('GET', `/files/${uuid.toUpperCase()}/`)).json.uuid).toBe(uuid);

@@ -1,5 +1,5 @@
 /**
- * Behaviours the official SDKs' own tests expect (issue #15 item 7), each checked over HTTP:
+ * Behaviours the official SDKs' own tests expect, each checked over HTTP:
  * /base/ judges the public key before the files, and the file entries of /multipart/complete/
  * and /group/ carry content_info.image for images, as /info/ does.
  */

@@ -1,5 +1,5 @@
 /**
- * The work budget of one render (issue #11 item 1): chain length and requested sizes refused from
+ * The work budget of one render: chain length and requested sizes refused from
  * the plan, every intermediate image capped before it is committed, a deadline for the whole
  * render, and solid fills made by libvips instead of a JS loop on the main thread.
  */

@@ -1,5 +1,5 @@
 /**
- * Reading EXIF keeps nothing behind (issue #11, the soak's heap growth): exifr caches every
+ * Reading EXIF keeps nothing behind (the soak's heap growth): exifr caches every
  * options object it is given, forever, so each call must pass one of the constants in
  * src/media/pipeline/exif-options.ts. Two checks: the upload path's reader, called many times on a
  * real JPEG with EXIF, leaves the collected heap where it was; and no source file calls exifr

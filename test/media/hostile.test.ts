@@ -1,5 +1,5 @@
 /**
- * Hostile and heavy renders over real HTTP do not stall the server (issue #11 items 1 and 2): the
+ * Hostile and heavy renders over real HTTP do not stall the server: the
  * decoders sharp lacks (TGA, PCX, BMP, HEIC) run in worker threads with time and memory limits,
  * while another surface is probed every 10 ms.
  */

@@ -78,7 +78,7 @@ describe('hostile SVG', () => {
   });
 });
 
-describe('SVG rasterizing is bounded (issue #11)', () => {
+describe('SVG rasterizing is bounded', () => {
   const NS = 'xmlns="http://www.w3.org/2000/svg"';
 
   test('a drawing librsvg cannot finish by the deadline is stopped there (its child process is killed)', async () => {

@@ -1,5 +1,5 @@
 /**
- * The SVG sanitiser (issue #11 item 9): an XML parser and allow-lists by namespace and local name.
+ * The SVG sanitiser: an XML parser and allow-lists by namespace and local name.
  * Each bypass below passed through the former regex sanitiser into SVG output.
  */
 import { describe, expect, test } from 'vitest';

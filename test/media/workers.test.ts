@@ -1,5 +1,5 @@
 /**
- * Decoders in worker threads (issue #11 item 2): TGA, PCX, BMP and HEIC decode off the main
+ * Decoders in worker threads: TGA, PCX, BMP and HEIC decode off the main
  * thread, each task bounded by the render's time left; a decoder stopped at its limit frees its
  * thread and the pool keeps serving.
  */

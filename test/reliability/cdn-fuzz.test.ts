@@ -1,5 +1,5 @@
 /**
- * CDN URL fuzzer (issue #11): random operation chains with borderline and garbage arguments
+ * CDN URL fuzzer: random operation chains with borderline and garbage arguments
  * against a real server holding real images. Every URL must get an answer below 500 within a
  * bounded time, and no request may stall the server's event loop for more than 50 ms (a worker
  * thread probes the REST surface's /healthz every ~10 ms; a slow probe is a stall).
@@ -191,7 +191,7 @@ describe.skipIf(SOAK_ONLY)('CDN URL fuzzer', () => {
     expect(confirmed).toEqual([]);
   }, 0);
 
-  it.skipIf(pending('cdn-work-budget'))('the work-budget URLs of #11 are refused or rendered quickly, without stalls or memory spikes', async () => {
+  it.skipIf(pending('cdn-work-budget'))('the work-budget URLs are refused or rendered quickly, without stalls or memory spikes', async () => {
     const photo = uuids.get('photo.jpg')!;
     const alpha = uuids.get('alpha.png')!;
     const chains = [

@@ -1,5 +1,5 @@
 /**
- * Full disk (issue #11 item 6), run as root only: the data dir (SQLite file and blobs) is a 24 MB
+ * Full disk, run as root only: the data dir (SQLite file and blobs) is a 24 MB
  * tmpfs, filled by concurrent uploads. Every refusal is a 507 with Retry-After and a clear message
  * (never another 5xx), /readyz reports the low disk, the server keeps serving what it has, and no
  * row lacks its bytes and no temp file stays behind.

@@ -1,5 +1,5 @@
 /**
- * Hostile-file catalogue (issue #11): each file is uploaded and rendered through the CDN. Every
+ * Hostile-file catalogue: each file is uploaded and rendered through the CDN. Every
  * answer is below 500 and comes within a bounded time, no render stalls the event loop for more
  * than 50 ms, the server's memory stays bounded, nothing is fetched from a URL inside an SVG, and
  * processed SVG output carries no script.
@@ -15,7 +15,7 @@ import { healthy, rssMb, rssSampler } from './server-health.js';
 
 /**
  * Cases whose fix is not on main yet (skipped; STOWAGE_RELIABILITY_UNGATE=all runs them): none now.
- * The stall:<file> cases (#11 item 2: the RLE TGA/PCX decoders, now in worker threads, and the 6 MB
+ * The stall:<file> cases (the RLE TGA/PCX decoders, now in worker threads, and the 6 MB
  * many-elements.svg, now sanitised in the decoder pool) were un-gated after a run on a quiet
  * machine measured no stall for any of them (docs/reliability.md); the earlier confirmations were
  * at a load average of 25-43, where the probe cannot tell a stall from contention.

@@ -1,5 +1,5 @@
 /**
- * REST body fuzzer (issue #11): correctly signed requests (so they reach the handlers) with broken
+ * REST body fuzzer: correctly signed requests (so they reach the handlers) with broken
  * JSON, wrong types, huge numbers, NUL and control characters, and odd content types, plus bodies
  * cut short on the wire. Every answer is below 500 and the server keeps serving.
  */
@@ -14,8 +14,8 @@ import { healthy } from './server-health.js';
 
 /**
  * Cases whose fix is not on main yet (skipped; STOWAGE_RELIABILITY_UNGATE=all runs them):
- * - webhook-nul-postgres: a NUL in a webhook's target_url or signing_secret is a 500 on PostgreSQL
- *   (#11 item 10). While pending the fuzzer leaves NUL out of webhook bodies on PostgreSQL.
+ * - webhook-nul-postgres: a NUL in a webhook's target_url or signing_secret is a 500 on PostgreSQL.
+ *   While pending the fuzzer leaves NUL out of webhook bodies on PostgreSQL.
  * (slow-body-timeout, a stalled body held for 300 s, landed: its case below runs.)
  */
 const PENDING = new Set<string>([]);

@@ -1,5 +1,5 @@
 /**
- * SIGKILL rounds (issue #11): the server is killed while work is in flight, restarted on the same
+ * SIGKILL rounds: the server is killed while work is in flight, restarted on the same
  * data dir, and the data dir is audited after each restart:
  *   - during many /base/ uploads: no acknowledged upload lost, no row without its bytes (blob
  *     readable, MD5 as recorded);

@@ -1,5 +1,5 @@
 /**
- * The soak (issue #11), only with STOWAGE_RELIABILITY=soak: 30 minutes (STOWAGE_RELIABILITY_SOAK_MINUTES)
+ * The soak, only with STOWAGE_RELIABILITY=soak: 30 minutes (STOWAGE_RELIABILITY_SOAK_MINUTES)
  * of mixed load on one server: /base/ uploads of images and other files, signed REST calls
  * (list, info, store, metadata, delete), CDN renders of varied operations, and webhook
  * deliveries of every upload to a local receiver. The server's RSS and open file descriptors are

@@ -1,5 +1,5 @@
 /**
- * Upload API fuzzer (issue #11): hand-built multipart bodies for /base/ (odd boundaries, part
+ * Upload API fuzzer: hand-built multipart bodies for /base/ (odd boundaries, part
  * headers and fields, truncation) and hostile urlencoded forms for the other endpoints. Every
  * answer is below 500, the server keeps serving, and a failed upload leaves no bytes behind.
  */
@@ -16,10 +16,10 @@ import { healthy } from './server-health.js';
 
 /**
  * Cases whose fix is not on main yet (skipped; STOWAGE_RELIABILITY_UNGATE=all runs them):
- * - multipart-long-boundary: a boundary over ~254 characters was a 500 (#11 item 10; landed).
+ * - multipart-long-boundary: a boundary over ~254 characters was a 500 (landed).
  *   While pending the fuzzer draws boundaries of at most 200 characters.
  * - base-refuses-unknown-key-early: /base/ with an unknown key in the query string staged the
- *   whole body before its 403 (#11 item 4; landed).
+ *   whole body before its 403 (landed).
  */
 const PENDING = new Set<string>();
 const pending = pendingGate(PENDING);
@@ -119,8 +119,8 @@ describe.skipIf(SOAK_ONLY)('Upload API fuzzer', () => {
       const asQuery = rnd.chance(0.3);
       const text = formText(rnd, fields);
       try {
-        // On the kept-alive connections the /base/ bodies used (docs/reliability.md, "kept-alive
-        // form requests"): a reset here is a failure.
+        // On the kept-alive connections the /base/ bodies used (docs/reliability.md, "What the
+        // suite guards", connections): a reset here is a failure.
         const a = asQuery
           ? await send(agent, `${server.upload}${t.path}?${text}`, { method: rnd.pick(['GET', 'POST'] as const) })
           : await send(agent, `${server.upload}${t.path}`, { method: 'POST', headers: { 'content-type': rnd.pick(['application/x-www-form-urlencoded', 'application/json', 'text/plain']) }, body: text });

@@ -1,5 +1,5 @@
 /**
- * No anonymous disk writes on /base/ (issue #11 item 4): an unknown key in the query string is
+ * No anonymous disk writes on /base/: an unknown key in the query string is
  * refused before the body is read, an unknown key field as soon as it arrives, and file bytes that
  * arrive before any known key are bounded per client address and in all. Measured on the bytes
  * the server writes into its data dir while the request body is still open.

@@ -1,6 +1,6 @@
 /**
  * `mime_type` is what the client declared (or the name's extension's type), `content_info.mime`
- * what the bytes are (issue #18 item 1), on every surface that shows a file; the CDN serves by the
+ * what the bytes are, on every surface that shows a file; the CDN serves by the
  * bytes only, so a declaration never turns a file into active content.
  */
 import { uploadFile } from '@uploadcare/upload-client';

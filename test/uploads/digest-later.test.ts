@@ -151,7 +151,7 @@ describe('digests after the answer (large bodies on disk)', () => {
     expect(b.md5).toBe(md5(data));
     const r = await fetch(`${srv.cdn}/${b.uuid}/`);
     expect(Buffer.from(await r.arrayBuffer()).equals(data)).toBe(true);
-    if (!onDisk()) return; // S3: deduplicated at the commit, as before
+    if (!onDisk()) return; // S3: deduplicated at the commit (digests while streaming)
     const ownKey = `files/${b.uuid.slice(0, 2)}/${b.uuid}`;
     expect(ownKey).not.toBe(a.blob_key);
     // The copy is still there for readers that hold the old row, and its deletion is scheduled.

@@ -4,7 +4,7 @@
  * fsynced and its directory fsynced before the 200 goes out. Watched from outside with strace.
  * Also: type sniffing uses the head kept while the bytes streamed in, so a plain file is read back
  * only once, by a digest thread for its digests, while an image is also read for its dimensions and
- * answers the same file info as before.
+ * answers the same file info as one read from the store.
  */
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
@@ -58,7 +58,7 @@ describe.skipIf(!haveStrace || usingS3())('an upload is written once, durably, b
     expect(info.json).toMatchObject({ mime_type: 'application/octet-stream', is_image: false, size: 70_000, content_info: { mime: { mime: 'application/octet-stream', type: 'application', subtype: 'octet-stream' } } });
   });
 
-  it('an image is still read for its dimensions: is_image, content_info.image and mime type as before', async () => {
+  it('an image is still read for its dimensions: is_image, content_info.image and mime type', async () => {
     const png = await sharp({ create: { width: 33, height: 21, channels: 3, background: '#0a0' } }).png().toBuffer();
     const up = await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'pic.png', data: png }], { UPLOADCARE_STORE: '1' });
     expect(up.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * Kept-alive connections after multipart part PUTs (issue #11, docs/reliability.md): the same
+ * Kept-alive connections after multipart part PUTs (docs/reliability.md): the same
  * socket answers the next request, again and again, straight to the Upload API and through the
  * recording proxy the SDK suite uses. The proxy forwarded the Upload server's hop-by-hop
  * `Keep-Alive: timeout=72` to its clients while closing their idle connections itself after 5 s,

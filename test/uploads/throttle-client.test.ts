@@ -1,5 +1,5 @@
 /**
- * Upload API throttling per client address (issue #11 item 5): a fresh random public key per
+ * Upload API throttling per client address: a fresh random public key per
  * request no longer gets a fresh bucket, and one client with a borrowed public key cannot drain the
  * project's bucket for everyone. Clients at several addresses arrive through a trusted "proxy" on
  * loopback (STOWAGE_TRUSTED_PROXIES), which is how the client address is taken behind one.

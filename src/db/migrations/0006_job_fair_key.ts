@@ -2,7 +2,7 @@ import type { MigrationStep } from './types.js';
 
 /**
  * Fair queuing of jobs: a key whose jobs share a concurrency limit across nodes (jobs/queue.ts).
- * Existing rows get none, so they run as before.
+ * Existing rows get none, so they run without a shared limit.
  */
 export const jobFairKey: MigrationStep = async (db) => {
   await db.schema.alterTable('jobs').addColumn('fair_key', 'text').execute();

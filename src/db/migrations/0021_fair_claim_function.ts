@@ -17,7 +17,7 @@ import type { MigrationStep } from './types.js';
  * instead, one probe of jobs_kind_state_key_due per key and kind (a loose index scan). Table names resolve through the caller's search_path, as the client's statements do.
  * `plan_cache_mode = force_custom_plan`: PL/pgSQL would otherwise settle on a generic plan after a
  * few calls, planned without the per-key limit and time, where the client's statements were
- * planned with their values every time. SQLite claims as before (one writer: no lock needed).
+ * planned with their values every time. SQLite claims with its own statements (one writer: no lock needed).
  */
 export const fairClaimFunction: MigrationStep = async (db, dialect) => {
   if (dialect !== 'postgres') return;

@@ -3,8 +3,8 @@ import type { MigrationStep } from './types.js';
 
 /**
  * SQLite: two of the `files` indexes that every new row entered now hold only the rows their
- * query reads, so a direct upload of a stored file writes two b-trees less (issue #19 items 2 and
- * 3: an index per documented filter or order, and small uploads' WAL pages).
+ * query reads, so a direct upload of a stored file writes two b-trees less (an index per
+ * documented filter or order, and small uploads' WAL pages; docs/performance.md).
  *   - `files_uploaded` (upload time over all projects) served only the expiry sweep, which reads
  *     unstored, live files: `files_unstored_expiry` holds those alone.
  *   - `files_project_source_url` was meant for the `/from_url/` duplicate check (`source_url = ?`,
@@ -13,7 +13,7 @@ import type { MigrationStep } from './types.js';
  *     with a URL (`source_url = ?` implies not null): the check reads it, and rows without a source
  *     URL (direct uploads, multipart, tus) no longer enter it.
  * PostgreSQL: unchanged (its planner also walks `files_uploaded` for a one-project list page,
- * docs/performance.md "List pages at 1 M files").
+ * docs/performance.md).
  */
 export const uploadIndexes: MigrationStep = async (db, dialect) => {
   if (dialect === 'postgres') return;

@@ -4,7 +4,7 @@ import type { MigrationStep } from './types.js';
 /**
  * PostgreSQL: claim_fair_jobs (0021) reads only the rows it picks. `EXPLAIN (ANALYZE, BUFFERS)` of
  * its statement with 2,000 due deliveries of one project showed two reads of every pending job
- * (docs/performance.md, the last section on the webhook burst on PostgreSQL, item 5):
+ * (docs/performance.md, the webhook burst on PostgreSQL):
  *   - the UPDATE joined the picked ids (`u.id IN (SELECT … LIMIT)`) as a semi join over all
  *     pending rows (a bitmap scan of jobs_due, 1,992 rows for one picked). `u.id = ANY (ARRAY(…))`
  *     evaluates the picks once and fetches them by primary key.
@@ -15,7 +15,7 @@ import type { MigrationStep } from './types.js';
  *     taken per (kind, key) with `kind =` one kind, from an index in exactly the claim's order:
  *     jobs_pending_claim (kind, fair_key, run_at_us, id) over pending jobs only. The ranking
  *     still merges a key's heads of every kind (PARTITION BY fair_key), so a key's `p_per_key`
- *     oldest due jobs over all kinds are among them, as before.
+ *     oldest due jobs over all kinds are among them.
  * Without statistics the planner still preferred full reads for the UPDATE and the keyless
  * heads (see the comments in the statement): the function runs with enable_seqscan off, like
  * plan_cache_mode a setting of the function alone.

@@ -5,9 +5,9 @@
  *
  * Why: rendering a page's files (their JSON columns parsed, three times formatted, the object
  * stringified) was most of a 100-file list's CPU, and a page is read far more often than its files
- * change (docs/performance.md, issue #19 item 1).
+ * change (docs/performance.md).
  *
- * Never stale: every row is read from the store as before, and a record is reused only when each
+ * Never stale: every row is still read from the store, and a record is reused only when each
  * column the row holds is equal (===) to the one it was made from; a record is a function of its
  * row alone (toRecord). Bounded by clearing, like the node's other caches.
  */

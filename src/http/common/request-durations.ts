@@ -4,7 +4,7 @@
  * (docs/performance.md). Here a request finds its series through three map lookups (surface, route
  * pattern, status) and counts into an array. It is still a prom-client Histogram on the registry:
  * `getForPromString()` answers in the shape prom-client's own gives (same series, lines and label order), so
- * /metrics reads exactly as before. Record through `record` only: the inherited `observe` would
+ * /metrics reads exactly as prom-client's histogram would. Record through `record` only: the inherited `observe` would
  * fill the parent's series, which `get()` does not read.
  */
 import client from 'prom-client';

@@ -31,7 +31,7 @@ export function applyRequestTimeouts(server: http.Server, t: RequestTimeouts): v
   // A constructor option in Node's types, but read from the server when it starts listening.
   (server as http.Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = checkingIntervalMs(t);
   if (t.bodyIdleMs > 0) {
-    // Wrapped, not a second listener (request-listeners.ts); watched after the others, as before.
+    // Wrapped, not a second listener (request-listeners.ts); watched after the others.
     const inner = takeRequestListeners(server);
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       inner(req, res);

@@ -7,7 +7,7 @@
  *
  * Why: a cached file info costs a few µs to find and check, but routing it through Fastify (its
  * hooks, the reply, the route's input checks and promises) cost about as much again as a bare
- * Fastify route's whole request (docs/performance.md, issue #19 item 1).
+ * Fastify route's whole request (docs/performance.md).
  *
  * Sits inside the metrics and health fronts (app.ts attaches those afterwards), so request ids,
  * durations, in-flight counts and draining apply as to any request; it names the request's route

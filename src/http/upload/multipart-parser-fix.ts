@@ -8,8 +8,8 @@
  * and ends in the same chunk, `_read` is never called (the part has already ended), and if the
  * closing delimiter is in that chunk too, the part's end emits 'finish' instead of releasing the
  * callback. The held write keeps Dicer from ever finishing, so busboy never ends the form:
- * /base/ waited forever for its next part, with the request fully read (issue #11,
- * `base-parts-iterator-hang`). Whether it happens depends on where TCP cut the body.
+ * /base/ waited forever for its next part, with the request fully read (the reliability
+ * suite's `base-parts-iterator-hang`). Whether it happens depends on where TCP cut the body.
  *
  * The fix releases the held write whenever a part ends: an ended part needs no more backpressure,
  * and a part still filling its buffer pauses Dicer again on its next push.

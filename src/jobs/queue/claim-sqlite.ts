@@ -33,7 +33,7 @@ export async function claimFairSqlite(db: DbOrTrx, workerId: string, kinds: read
   // Only a key's `perKey` oldest due jobs can get a slot, so only those are ranked (`head`: one
   // index range per key, jobs_kind_state_key_due). Ranking every due job cost 8 ms a claim with
   // 2,000 of one project due; this way it is about 1 ms. Jobs without a key rank among
-  // themselves, as before. Every step MATERIALIZED: evaluated once. SQLite has no LATERAL: a
+  // themselves. Every step MATERIALIZED: evaluated once. SQLite has no LATERAL: a
   // correlated IN runs once per key. (PostgreSQL, which planned that IN as a filter over every
   // job, runs the same statement with a LATERAL join inside claim_fair_jobs.)
   // The keys are walked by a loose index scan (`key_walk`: per kind, the next key above the

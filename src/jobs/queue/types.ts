@@ -41,7 +41,7 @@ export interface ClaimedJob<K extends JobKind = JobKind> {
  * A row of another table that a job's run reads first (a webhook delivery's subscription), read by
  * the claim's own statement on PostgreSQL: the row of `table` whose `id` is the payload's field
  * `idField`. The run then skips that round trip, on the path of every job; it still sees the row
- * as stored when it started (its claim). SQLite claims without it: the run reads as before.
+ * as stored when it started (its claim). SQLite claims without it: the run reads the row itself.
  */
 export interface ClaimRead {
   table: keyof Database;

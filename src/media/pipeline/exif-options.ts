@@ -2,7 +2,7 @@
  * exifr's option sets, each made once. exifr keeps every options object it is given in a
  * module-level Map (`Options.useCached`, never emptied), keyed by the object itself: an object
  * literal per call kept about 4 KB per parse for good (the soak's V8 heap grew about 8 MB per
- * 1,000 image uploads; issue #11, docs/reliability.md). Call exifr only with these constants.
+ * 1,000 image uploads; docs/reliability.md). Call exifr only with these constants.
  */
 import type exifr from 'exifr';
 

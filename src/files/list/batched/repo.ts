@@ -7,7 +7,7 @@
  * Why: on PostgreSQL a statement's cost to this node is mostly the pg client's socket write, which
  * wakes a server backend, and the client's per-statement work (its row description, the Result);
  * the file list's page was one of those per request, most of the list's CPU beyond a bare route
- * (docs/performance.md, issue #19 item 1).
+ * (docs/performance.md).
  *
  * Freshness is the read batcher's: a page joins only a statement sent after it was asked for, so it
  * is never older than a lone read made then (a write committed before the request is seen). Page
