@@ -24,12 +24,16 @@ import { createFeatures } from './features.js';
 import type { Feature, RoutePlugin } from './feature.js';
 import { NodeHealth } from './http/common/health.js';
 import { NodeMetrics } from './http/common/metrics.js';
+import { listenMetrics, metricsHome, warnIfHidden, type MetricsListener } from './http/common/metrics-home.js';
+import { nodeGauges } from './http/common/node-gauges.js';
 import { applyRequestTimeouts, requestTimeoutsFor } from './http/common/timeouts.js';
 import { closeRedis, openRedis, waitForRedis } from './net/redis.js';
 
 export interface RunningApp {
   ctx: AppContext;
   urls: { rest: string; upload: string; cdn: string };
+  /** Where this process answers GET /metrics, when that is a port of its own. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -40,7 +44,9 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const queue = new JobQueue(db);
   const worker = new Worker(queue, log, config.jobPollMs, 8);
   const redis = await openRedis(config.redisUrl, log);
-  const metrics = new NodeMetrics(log, config.metrics);
+  const metrics = new NodeMetrics(log);
+  const home = metricsHome(config);
+  warnIfHidden(home, config, log);
   if (config.pgRowCache && db.cacheWhileAlone) {
     let alone = false;
     await db.cacheWhileAlone((now) => {
@@ -50,8 +56,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     metrics.gauge('stowage_store_alone', 'Whether this node is its PostgreSQL schema\'s only writer and caches file rows (db/pg-alone.ts)', () => (alone ? 1 : 0));
   }
   const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, redis, queue, worker, metrics };
-  metrics.gauge('stowage_job_queue_lag_seconds', 'How long the oldest due job has waited to be claimed (0 when none waits)', async () => (await queue.stats()).lagMs / 1000);
-  metrics.gauge('stowage_jobs_dead', 'Jobs that exhausted their attempts (kept until pruned)', async () => (await queue.stats()).dead);
+  nodeGauges(metrics, config, queue);
   await waitForRedis(redis, log);
   const features = await createFeatures(ctx);
   files.events.heardBy(features.flatMap((f) => (f.fileEventAudience ? [f.fileEventAudience] : [])));
@@ -78,7 +83,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
       metrics.routeLabel(reply.raw, req.routeOptions.url);
       done();
     });
-    metrics.attach(app.server, surface);
+    metrics.attach(app.server, surface, home.kind === 'surface' && home.surface === surface);
     health.attach(app.server);
     applyRequestTimeouts(app.server, requestTimeoutsFor(config, surface));
     await app.listen({ host: config.host, port: ports[surface] });
@@ -87,7 +92,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   }
   if (config.only.includes('cdn')) {
     const cdn = buildCdnServer(ctx, tls, Object.assign({}, ...features.map((f) => f.cdn ?? {})));
-    metrics.attach(cdn, 'cdn');
+    metrics.attach(cdn, 'cdn', false);
     health.attach(cdn);
     applyRequestTimeouts(cdn, requestTimeoutsFor(config, 'cdn'));
     await listen(cdn, config.host, config.cdnPort);
@@ -95,6 +100,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     servers.push({ surface: 'cdn', close: () => closeHttp(cdn), port: () => ports.cdn, http: cdn });
   }
   Object.assign(ctx.bases, baseUrls(config, ports));
+  const metricsPort: MetricsListener | null = home.kind === 'port' ? await listenMetrics(metrics, config.host, home.port) : null;
 
   // PostgreSQL: other nodes' enqueues wake this worker (NOTIFY at their commit); polling remains the fallback.
   const listener = db.dialect === 'postgres' ? listenForJobs(config.databaseUrl, db.schema, (kind) => worker.poke(kind), log) : null;
@@ -103,6 +109,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   return {
     ctx,
     urls: { ...ctx.bases },
+    metricsUrl: metricsPort?.url ?? null,
     /**
      * Graceful stop: readiness turns 503, listeners stop accepting, in-flight requests get up to
      * shutdownGraceMs to finish (then their connections are cut), running jobs get the rest of
@@ -124,6 +131,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
         for (const s of servers) s.http.closeAllConnections();
       }
       await closing;
+      await metricsPort?.close();
       const stopped = await Promise.race([worker.stop().then(() => true), delay(Math.max(0, deadline - Date.now())).then(() => false)]);
       if (!stopped) await queue.releaseLeases(worker.id).catch(() => undefined);
       await db.close();

@@ -32,6 +32,8 @@ export interface AppContext {
 /** What features and surfaces use of the node's metrics (http/common/metrics.ts `NodeMetrics`). */
 export interface FeatureMetrics {
   counter<L extends string = never>(name: string, help: string, labelNames?: readonly L[]): Counter<L>;
+  /** A `_total` counter read at scrape time from a running total the caller keeps. */
+  counterOf(name: string, help: string, read: () => number): void;
   gauge(name: string, help: string, read: () => number | Promise<number>): void;
   /** Names the route a response answered, for the request-duration series. */
   routeLabel(res: ServerResponse, pattern: string | undefined): void;

@@ -82,6 +82,7 @@ export function buildCli(): Command {
         `  Upload API: ${app.urls.upload}/`,
         `  CDN:        ${app.urls.cdn}/`,
       ];
+      if (app.metricsUrl) lines.push(`  Metrics:    ${app.metricsUrl}`);
       if (demo) lines.push(`Demo project "${demo.name}": public key ${demo.pubKey}, secret key ${demo.secret}`);
       process.stdout.write(lines.join('\n') + '\n');
       const stop = (signal: string) => {

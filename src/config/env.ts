@@ -22,6 +22,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   trustedProxies: 'STOWAGE_TRUSTED_PROXIES',
   simpleAuthLoopback: 'STOWAGE_SIMPLE_AUTH_LOOPBACK',
   metrics: 'STOWAGE_METRICS',
+  metricsPort: 'STOWAGE_METRICS_PORT',
   outboundAllow: 'STOWAGE_OUTBOUND_ALLOW',
   jobPollMs: 'STOWAGE_JOB_POLL_MS',
   expirySweepMs: 'STOWAGE_EXPIRY_SWEEP_MS',

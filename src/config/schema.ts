@@ -46,8 +46,10 @@ export const schema = z.object({
   trustedProxies: csv,
   /** REST: accept `Svc.Simple` over plain HTTP from a direct loopback connection (no proxy headers); elsewhere it needs HTTPS. */
   simpleAuthLoopback: bool,
-  /** GET /metrics (Prometheus text format) on every surface. */
+  /** GET /metrics (Prometheus text format): on metricsPort when given, else on the REST port (or Upload's without REST). */
   metrics: bool,
+  /** A port of its own for GET /metrics (then no surface answers it); unset: the REST port. */
+  metricsPort: port.optional(),
   /** Networks the outbound client may reach despite the SSRF guard. */
   outboundAllow: csv,
   jobPollMs: z.coerce.number().int().positive(),

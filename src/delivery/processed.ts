@@ -42,6 +42,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
   const results = ctx.metrics.counter('stowage_cdn_renditions_total', 'Processed CDN responses by source: hit (this node\'s cache), miss (rendered here), shared (joined a render in flight), remote (another node\'s result)', ['result']);
   const byResult = { hit: results.labels('hit'), miss: results.labels('miss'), shared: results.labels('shared'), remote: results.labels('remote') };
   const overloaded = ctx.metrics.counter('stowage_cdn_overloaded_total', 'CDN renders refused with 503 because the render queue was full');
+  const timedOut = ctx.metrics.counter('stowage_cdn_render_timeouts_total', 'CDN renders answered with an error at their deadline (STOWAGE_CDN_RENDER_TIMEOUT_MS)');
   ctx.metrics.gauge('stowage_cdn_render_queue_waiting', 'CDN renders waiting for a pipeline slot', () => queue.stats.waiting);
   ctx.metrics.gauge('stowage_cdn_render_running', 'CDN renders running', () => queue.stats.running);
   // Object storage: results shared by all nodes, one render per key across nodes (src/blobs/shared-results.ts).
@@ -69,6 +70,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
       const make = () =>
         produce(queue.run(() => renderer.start(file, plan, { accept: req.headers.accept }))).catch((err: unknown) => {
           if (isAppError(err) && err.status === 503) overloaded.inc();
+          if (isAppError(err) && err.code === 'ProcessingTimeout') timedOut.inc();
           throw err;
         });
       const [p, leader] = flights.do(key, () => (shared ? shared.get(key, make) : make()).then(async (r) => {

@@ -18,13 +18,13 @@ export function filesFeature(ctx: AppContext): Feature {
   const infoAnswer = fileInfoAnswers(ctx);
   const batches = ctx.files.readBatchStats();
   if (batches) {
-    ctx.metrics.gauge('stowage_file_reads_batched', 'File lookups by uuid sent through the batched read since the node started (PostgreSQL; db/read-batcher.ts)', () => batches.asked);
-    ctx.metrics.gauge('stowage_file_read_batches', 'Queries those batched lookups took', () => batches.batches);
+    ctx.metrics.counterOf('stowage_file_reads_batched_total', 'File lookups by uuid sent through the batched read since the node started (PostgreSQL; db/read-batcher.ts)', () => batches.asked);
+    ctx.metrics.counterOf('stowage_file_read_batches_total', 'Queries those batched lookups took', () => batches.batches);
   }
   const lists = ctx.files.listBatchStats();
   if (lists) {
-    ctx.metrics.gauge('stowage_file_list_pages_batched', 'Pages of the file list read with their counters through the batched read since the node started (PostgreSQL; files/list/batched/repo.ts)', () => lists.asked);
-    ctx.metrics.gauge('stowage_file_list_page_batches', 'Statements those batched pages took', () => lists.batches);
+    ctx.metrics.counterOf('stowage_file_list_pages_batched_total', 'Pages of the file list read with their counters through the batched read since the node started (PostgreSQL; files/list/batched/repo.ts)', () => lists.asked);
+    ctx.metrics.counterOf('stowage_file_list_page_batches_total', 'Statements those batched pages took', () => lists.batches);
   }
   return {
     name: 'files',

@@ -96,11 +96,11 @@ describe.skipIf(!pgOnly)('a node alone on its schema serves file rows from its c
   it('repeated reads of a file need no query while the node is alone', async () => {
     await until('the node alone', () => alone(srv.server));
     await info(srv.server);
-    const asked = await metric(srv.server, 'stowage_file_reads_batched');
+    const asked = await metric(srv.server, 'stowage_file_reads_batched_total');
     for (let i = 0; i < 10; i++) expect((await info(srv.server))['uuid']).toBe(uuid);
     // Any write of the node moves its stamp (a periodic sweep's job may land in between): each
     // read without the cache is one lookup, 10 here.
-    expect(await metric(srv.server, 'stowage_file_reads_batched')).toBeLessThanOrEqual(asked + 2);
+    expect(await metric(srv.server, 'stowage_file_reads_batched_total')).toBeLessThanOrEqual(asked + 2);
   });
 
   it('a write by another process is seen by the next read', async () => {

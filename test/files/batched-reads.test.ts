@@ -55,12 +55,12 @@ describe('file lookups by uuid, batched on PostgreSQL', () => {
     }, 'theirs');
     const reads = [...[...mine.keys()].map((uuid) => ({ call: srv.call, uuid })), ...[...theirs.keys()].map((uuid) => ({ call: other.call, uuid }))];
 
-    const askedBefore = await metric('stowage_file_reads_batched');
-    const batchesBefore = await metric('stowage_file_read_batches');
+    const askedBefore = await metric('stowage_file_reads_batched_total');
+    const batchesBefore = await metric('stowage_file_read_batches_total');
     // Several bursts: a burst whose requests happen to arrive one by one is not batched.
     for (let burst = 0; burst < 5; burst++) await readAll([...reads, ...reads]);
-    const asked = (await metric('stowage_file_reads_batched')) - askedBefore;
-    const batches = (await metric('stowage_file_read_batches')) - batchesBefore;
+    const asked = (await metric('stowage_file_reads_batched_total')) - askedBefore;
+    const batches = (await metric('stowage_file_read_batches_total')) - batchesBefore;
     if (usingPostgres()) {
       expect(asked).toBeGreaterThanOrEqual(5 * 2 * reads.length);
       expect(batches).toBeGreaterThan(0);

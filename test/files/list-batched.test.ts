@@ -58,15 +58,15 @@ describe('file list pages, read together on PostgreSQL', () => {
     const alone: string[] = [];
     for (const { call, path } of reads) alone.push(await listText(call, path));
 
-    const askedBefore = await metric('stowage_file_list_pages_batched');
-    const batchesBefore = await metric('stowage_file_list_page_batches');
+    const askedBefore = await metric('stowage_file_list_pages_batched_total');
+    const batchesBefore = await metric('stowage_file_list_page_batches_total');
     // Several bursts: a burst whose requests happen to arrive one by one is not batched.
     for (let burst = 0; burst < 5; burst++) {
       const together = await Promise.all([...reads, ...reads].map(({ call, path }) => listText(call, path)));
       expect(together).toEqual([...alone, ...alone]);
     }
-    const asked = (await metric('stowage_file_list_pages_batched')) - askedBefore;
-    const batches = (await metric('stowage_file_list_page_batches')) - batchesBefore;
+    const asked = (await metric('stowage_file_list_pages_batched_total')) - askedBefore;
+    const batches = (await metric('stowage_file_list_page_batches_total')) - batchesBefore;
     if (usingPostgres()) {
       expect(asked).toBe(5 * 2 * reads.length);
       expect(batches).toBeGreaterThan(0);

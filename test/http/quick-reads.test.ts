@@ -2,7 +2,7 @@
  * REST reads answered in front of Fastify (src/http/rest/quick-reads.ts): a signed `GET /files/{uuid}/`
  * is sent before routing, from the record cache (SQLite) or read there from the store (a cache miss;
  * PostgreSQL, which has no cache). Each case checks which path answered (the node's
- * `stowage_rest_quick_answers` count) and that the quick answer is the routed one: the same status,
+ * `stowage_rest_quick_answers_total` count) and that the quick answer is the routed one: the same status,
  * headers and bytes, the request's id and metrics, and every refusal (signature, Accept, date,
  * throttle, Simple auth, an unknown file) still the route's. The record cache itself is SQLite's
  * (info-cache.test.ts).
@@ -13,7 +13,7 @@ import { request, type Res } from '../helpers/http.js';
 
 const srv = useServer();
 const V06 = 'application/vnd.uploadcare-v0.6+json';
-const QUICK = 'stowage_rest_quick_answers';
+const QUICK = 'stowage_rest_quick_answers_total';
 
 async function metric(base: string, series: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();

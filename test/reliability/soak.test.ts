@@ -173,8 +173,8 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
       const probe: Probe = { tMs: Date.now() - t0, rssMb: rssMb(pid), fds: openFds(pid) };
       history.push(probe);
       const text = await fetch(`${server.rest}/metrics`).then((r) => r.text()).catch(() => '');
-      probe.heapMb = gaugeMb(text, 'stowage_nodejs_heap_size_used_bytes');
-      probe.externalMb = gaugeMb(text, 'stowage_nodejs_external_memory_bytes');
+      probe.heapMb = gaugeMb(text, 'nodejs_heap_size_used_bytes');
+      probe.externalMb = gaugeMb(text, 'nodejs_external_memory_bytes');
     };
     await sample();
     const sampler = setInterval(() => void sample(), SAMPLE_EVERY_MS);

@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics and request ids on every surface (prom-client, Apache-2.0).
  *
- *   GET /metrics   the node's metrics in the Prometheus text format (STOWAGE_METRICS=off hides it)
+ *   GET /metrics   the process's metrics in the Prometheus text format, on one port only
+ *                  (metrics-home.ts picks it; STOWAGE_METRICS=off hides it)
  *
  * Every response carries `X-Request-Id`: the client's own when it sent a sane one, else a new one
  * (a per-process prefix and a counter: no random bytes on the hot path). Per request the CDN pays a
@@ -36,11 +37,9 @@ export class NodeMetrics implements FeatureMetrics {
   private readonly idPrefix = crypto.randomBytes(4).toString('hex');
   private seq = 0;
 
-  constructor(
-    private readonly log: Logger,
-    private readonly expose: boolean,
-  ) {
-    client.collectDefaultMetrics({ register: this.registry, prefix: 'stowage_' });
+  constructor(private readonly log: Logger) {
+    // Unprefixed: process_* and nodejs_* are the names dashboards and alerts for Node services expect.
+    client.collectDefaultMetrics({ register: this.registry });
     this.duration = new RequestDurations({
       name: 'stowage_http_request_duration_seconds',
       help: 'HTTP requests by surface, route and status: count and latency until the response ended',
@@ -53,6 +52,24 @@ export class NodeMetrics implements FeatureMetrics {
   /** A counter of this node's registry (features count their own events: webhook failures, 503s). */
   counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): client.Counter<L> {
     return new client.Counter<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /**
+   * A counter whose running total another module keeps (`read` answers it since the process
+   * started): read when Prometheus scrapes, so the counted path pays nothing.
+   */
+  counterOf(name: string, help: string, read: () => number): void {
+    let seen = 0;
+    new client.Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        const now = read();
+        if (now > seen) this.inc(now - seen);
+        seen = Math.max(seen, now);
+      },
+    });
   }
 
   /** A gauge read when Prometheus scrapes (queue depth, cache hit ratio): nothing per request. */
@@ -72,11 +89,14 @@ export class NodeMetrics implements FeatureMetrics {
     (res as Labeled)[ROUTE] = pattern ?? 'unmatched';
   }
 
-  /** Puts /metrics, the request id and the timing in front of a server's request listeners. */
-  attach(server: http.Server, surface: Surface): void {
+  /**
+   * Puts the request id and the timing in front of a server's request listeners, and /metrics when
+   * this surface is where the process exposes them (only one port does: one scrape per process).
+   */
+  attach(server: http.Server, surface: Surface, serveMetrics: boolean): void {
     const inner = takeRequestListeners(server);
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-      if (this.expose && req.url === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      if (serveMetrics && isMetricsRequest(req)) {
         void this.serve(res);
         return;
       }
@@ -110,6 +130,12 @@ export class NodeMetrics implements FeatureMetrics {
     socket[COUNTED] = read;
   }
 
+  /** The listener of a port that serves only /metrics (STOWAGE_METRICS_PORT). */
+  readonly onlyMetrics = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (isMetricsRequest(req)) void this.serve(res);
+    else res.writeHead(404, { 'content-type': 'text/plain' }).end('only /metrics is served here\n');
+  };
+
   private async serve(res: http.ServerResponse): Promise<void> {
     try {
       const body = await this.registry.metrics();
@@ -119,6 +145,10 @@ export class NodeMetrics implements FeatureMetrics {
       res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n');
     }
   }
+}
+
+function isMetricsRequest(req: http.IncomingMessage): boolean {
+  return req.url === '/metrics' && (req.method === 'GET' || req.method === 'HEAD');
 }
 
 /** A CDN URL's kind, from its shape alone (no parsing): group, file with operations, file, other. */

@@ -162,7 +162,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   // Reads answered from memory in front of the routes, with the same checks (quick-reads.ts).
   let closing = false;
   let quickAnswers = 0;
-  ctx.metrics.gauge('stowage_rest_quick_answers', 'REST reads answered from memory before routing since the node started (http/rest/quick-reads.ts)', () => quickAnswers);
+  ctx.metrics.counterOf('stowage_rest_quick_answers_total', 'REST reads answered from memory before routing since the node started (http/rest/quick-reads.ts)', () => quickAnswers);
   app.addHook('preClose', (done) => {
     closing = true;
     done();
