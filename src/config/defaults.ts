@@ -24,6 +24,7 @@ export const DEFAULTS = {
   tusTtlMs: 24 * 3600 * 1000,
   tusSweepMs: 60_000,
   tusProjectMaxBytes: 50 * 1024 ** 3,
+  tusClientMaxBytes: 10 * 1024 ** 3,
   fromUrlTimeoutMs: 10 * 60 * 1000,
   fromUrlLeaseMs: 30_000,
   rateRestPerSec: 100,

@@ -34,6 +34,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   tusTtlMs: 'STOWAGE_TUS_TTL_MS',
   tusSweepMs: 'STOWAGE_TUS_SWEEP_MS',
   tusProjectMaxBytes: 'STOWAGE_TUS_PROJECT_MAX_BYTES',
+  tusClientMaxBytes: 'STOWAGE_TUS_CLIENT_MAX_BYTES',
   fromUrlTimeoutMs: 'STOWAGE_FROM_URL_TIMEOUT_MS',
   fromUrlLeaseMs: 'STOWAGE_FROM_URL_LEASE_MS',
   rateRestPerSec: 'STOWAGE_RATE_REST_PER_SEC',

@@ -74,6 +74,8 @@ export const schema = z.object({
   tusSweepMs: z.coerce.number().int().positive(),
   /** tus feature: total Upload-Length of one project's unfinished tus uploads. */
   tusProjectMaxBytes: z.coerce.number().int().positive(),
+  /** tus feature: total Upload-Length of the unfinished tus uploads one client address (IPv6: /64) has in one project. */
+  tusClientMaxBytes: z.coerce.number().int().positive(),
   /** Uploads feature: total deadline of one from_url download. */
   fromUrlTimeoutMs: z.coerce.number().int().positive(),
   /** Uploads feature: job lease of a from_url fetch, renewed while it runs; a dead node's fetch restarts after it. */

@@ -31,6 +31,8 @@ export const tusErrors = {
   tooLarge: () => uploadError(413, 'TusUploadTooLargeError', 'The upload is larger than the size limit (Tus-Max-Size).'),
   pastLength: () => uploadError(413, 'TusUploadTooLargeError', "The chunk goes past the upload's Upload-Length."),
   projectLimit: () => uploadError(413, 'TusProjectLimitExceededError', "The project's unfinished tus uploads would exceed their total size limit."),
+  clientLimit: () =>
+    uploadError(413, 'TusClientLimitExceededError', "Your unfinished tus uploads to this project would exceed the total size one client may reserve: finish or terminate some first."),
   checksumAlgorithm: () => uploadError(400, 'TusChecksumAlgorithmUnsupportedError', `Upload-Checksum algorithm must be one of ${CHECKSUM_ALGORITHMS.join(', ')}.`),
   checksumMismatch: () => uploadError(460, 'TusChecksumMismatchError', 'Checksum mismatch: the chunk was discarded.'),
   locked: () => uploadError(423, 'TusUploadLockedError', 'Another request is writing this upload. Try again later.', { 'retry-after': '1' }),

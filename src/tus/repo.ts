@@ -21,15 +21,16 @@ export class TusRepo {
     return this.db.selectFrom('tus_uploads').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  /** Total Upload-Length of the project's unfinished, unexpired uploads. */
-  async openBytes(projectId: number, nowUs: number): Promise<number> {
-    const r = await this.db
+  /** Total Upload-Length of the project's unfinished, unexpired uploads (only `client`'s, when given). */
+  async openBytes(projectId: number, nowUs: number, client?: string): Promise<number> {
+    let q = this.db
       .selectFrom('tus_uploads')
       .select((eb) => eb.fn.sum<number | string | null>('length').as('total'))
       .where('project_id', '=', projectId)
       .where('state', '=', 'open')
-      .where('expires_us', '>', nowUs)
-      .executeTakeFirst();
+      .where('expires_us', '>', nowUs);
+    if (client !== undefined) q = q.where('client', '=', client);
+    const r = await q.executeTakeFirst();
     return Number(r?.total ?? 0);
   }
 

@@ -34,6 +34,8 @@ export interface CreateRequest {
   store: StoreChoice;
   metadata: Record<string, string>;
   tags: string[];
+  /** The client address group it counts against (client.ts). */
+  client: string;
 }
 
 export interface Chunk {
@@ -61,9 +63,14 @@ export class TusService {
     this.staging = new TusStaging(ctx.config.dataDir);
   }
 
-  /** Checks the project's budget and the disk, then records the upload with an empty staging file. */
+  /**
+   * Checks the client's share of the project's budget, the budget itself and the disk, then
+   * records the upload with an empty staging file. The share comes first: one client address
+   * cannot reserve the whole project budget and lock its other clients out (docs/tus.md, "Limits").
+   */
   async create(project: ProjectRow, r: CreateRequest, requestId: string): Promise<UploadState> {
     const now = nowUs();
+    if ((await this.repo.openBytes(project.id, now, r.client)) + r.length > this.ctx.config.tusClientMaxBytes) throw tusErrors.clientLimit();
     if ((await this.repo.openBytes(project.id, now)) + r.length > this.ctx.config.tusProjectMaxBytes) throw tusErrors.projectLimit();
     const id = crypto.randomUUID();
     await this.staging.create(id);
@@ -86,6 +93,7 @@ export class TusService {
       state: 'open',
       created_us: now,
       expires_us: now + this.ctx.config.tusTtlMs * 1000,
+      client: r.client,
     };
     try {
       await this.repo.insert(row);

@@ -38,6 +38,7 @@ import {
 } from './protocol.js';
 import type { TusService, UploadState } from './service.js';
 import { isUploadId } from './staging.js';
+import { clientGroup } from './client.js';
 
 interface IdParams {
   id: string;
@@ -189,6 +190,7 @@ async function createUpload(ctx: AppContext, service: TusService, req: FastifyRe
       filename: meta.get('filename') || meta.get('name') || undefined,
       contentType: (meta.get('filetype') || meta.get('content_type') || meta.get('type') || 'application/octet-stream').slice(0, 255),
       ...uploadFieldsOf(newFileSchema, params, ctx.config.sdkAliases),
+      client: clientGroup(req.ip),
     }),
     run: (project, fields) => service.create(project, fields, req.id),
   });

@@ -25,6 +25,7 @@ import { fairClaimFunction } from './0021_fair_claim_function.js';
 import { searchTextDeferred } from './0022_search_text_deferred.js';
 import { uploadIndexes } from './0023_upload_indexes.js';
 import { fairClaimPlan } from './0024_fair_claim_plan.js';
+import { tusClient } from './0025_tus_client.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -49,4 +50,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0022_search_text_deferred', searchTextDeferred],
   ['0023_upload_indexes', uploadIndexes],
   ['0024_fair_claim_plan', fairClaimPlan],
+  ['0025_tus_client', tusClient],
 ];

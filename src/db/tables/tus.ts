@@ -18,6 +18,8 @@ export interface TusUploadsTable {
   state: 'open' | 'done';
   created_us: number;
   expires_us: number;
+  /** The client address group that created it (tus/client.ts): IPv4 address or IPv6 /64. */
+  client: string;
 }
 
 export interface TusTables {
