@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { baseUrls, type Config } from './config.js';
+import { baseUrls, surfaceUrl, type Config } from './config.js';
 import type { AppContext } from './context.js';
 import { openBlobStore } from './blobs/select.js';
 import { createLogger, openStores } from './stores.js';
@@ -19,6 +19,7 @@ import { Worker } from './jobs/worker.js';
 import { buildRestServer } from './http/rest/server.js';
 import { buildUploadServer } from './http/upload/server.js';
 import { buildCdnServer } from './http/cdn/server.js';
+import { buildS3Server } from './http/s3/server.js';
 import { loadTls } from './http/common/tls.js';
 import { createFeatures } from './features.js';
 import type { Feature, RoutePlugin } from './feature.js';
@@ -31,7 +32,8 @@ import { closeRedis, openRedis, waitForRedis } from './net/redis.js';
 
 export interface RunningApp {
   ctx: AppContext;
-  urls: { rest: string; upload: string; cdn: string };
+  /** `s3`: when this node serves the S3-compatible surface. */
+  urls: { rest: string; upload: string; cdn: string; s3?: string };
   /** Where this process answers GET /metrics, when that is a port of its own. */
   metricsUrl: string | null;
   close(): Promise<void>;
@@ -67,7 +69,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
 
   const tls = loadTls(config);
   const health = new NodeHealth(ctx);
-  const servers: Array<{ surface: 'rest' | 'upload' | 'cdn'; close: () => Promise<void>; port: () => number; http: http.Server }> = [];
+  const servers: Array<{ surface: 'rest' | 'upload' | 'cdn' | 's3'; close: () => Promise<void>; port: () => number; http: http.Server }> = [];
   const ports = { rest: config.restPort, upload: config.uploadPort, cdn: config.cdnPort };
   const fastifyApps: Array<['rest' | 'upload', FastifyInstance]> = [];
   if (config.only.includes('rest')) fastifyApps.push(['rest', await buildRestServer(ctx, tls, routes((f) => f.restRoutes), {
@@ -99,6 +101,16 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     ports.cdn = (cdn.address() as { port: number }).port;
     servers.push({ surface: 'cdn', close: () => closeHttp(cdn), port: () => ports.cdn, http: cdn });
   }
+  let s3Url: string | undefined;
+  if (config.only.includes('s3')) {
+    const s3 = buildS3Server(ctx, tls, features.find((f) => f.s3)?.s3);
+    metrics.attach(s3, 's3', false);
+    health.attach(s3);
+    applyRequestTimeouts(s3, requestTimeoutsFor(config, 's3'));
+    await listen(s3, config.host, config.s3ApiPort);
+    s3Url = surfaceUrl(config, (s3.address() as { port: number }).port);
+    servers.push({ surface: 's3', close: () => closeHttp(s3), port: () => config.s3ApiPort, http: s3 });
+  }
   Object.assign(ctx.bases, baseUrls(config, ports));
   const metricsPort: MetricsListener | null = home.kind === 'port' ? await listenMetrics(metrics, config.host, home.port) : null;
 
@@ -108,7 +120,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const unschedule = [...maintenance.schedules, ...leftovers.schedules, ...features.flatMap((f) => f.schedules ?? [])].map((s) => schedulePeriodic(queue, log, s));
   return {
     ctx,
-    urls: { ...ctx.bases },
+    urls: { ...ctx.bases, ...(s3Url ? { s3: s3Url } : {}) },
     metricsUrl: metricsPort?.url ?? null,
     /**
      * Graceful stop: readiness turns 503, listeners stop accepting, in-flight requests get up to

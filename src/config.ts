@@ -5,7 +5,7 @@
 // The parts: each setting's type and bounds (config/schema.ts), defaults (config/defaults.ts), the
 // environment variables and flags (config/env.ts), merging and validation (config/load.ts) and the
 // public base URLs (config/base-urls.ts).
-export { baseUrls } from './config/base-urls.js';
+export { baseUrls, surfaceUrl } from './config/base-urls.js';
 export { DEFAULTS } from './config/defaults.js';
 export { envName, kebab } from './config/env.js';
 export { ConfigError, loadConfig } from './config/load.js';

@@ -14,6 +14,9 @@ import type { FileEventAudience } from './jobs/event-outbox.js';
 import type { Plan } from './media/plan.js';
 import type { RenderResult } from './media/render.js';
 
+/** Answers one request of the S3-compatible surface, errors included (S3's XML). */
+export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
 /** A Fastify plugin adding routes to one surface (REST routes run after authentication). */
 export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
 
@@ -30,6 +33,8 @@ export interface Feature {
   /** Another way into the REST API than a signature: a browser session (the dashboard). */
   restSession?: RestSessionAuth;
   uploadRoutes?: RoutePlugin;
+  /** Every request of the S3-compatible surface (one feature answers them, src/s3/). */
+  s3?: S3Handler;
   /** CDN requests of one kind (file or group) this feature answers. */
   cdn?: Partial<CdnHandlers>;
   /** Job kinds this feature runs, each with the handler of its payload type (jobs/kinds.ts). */

@@ -15,6 +15,7 @@ import { webhooksFeature } from './webhooks/feature.js';
 import { addonsFeature } from './addons/feature.js';
 import { tusFeature } from './tus/feature.js';
 import { dashboardFeature } from './dashboard/feature.js';
+import { s3Feature } from './s3/feature.js';
 
 export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
   // Every node renders (copies with operations); only a CDN node serves files and keeps a cache.
@@ -31,5 +32,6 @@ export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
     addonsFeature(ctx),
     await conversionsFeature(ctx, { makeGroup: groups.makeGroup, deliver: delivery.deliver }),
     dashboardFeature(ctx),
+    s3Feature(ctx),
   ];
 }

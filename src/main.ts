@@ -32,6 +32,7 @@ function flagsOf(opts: Record<string, unknown>): Flags {
     restPort: 'restPort',
     uploadPort: 'uploadPort',
     cdnPort: 'cdnPort',
+    s3ApiPort: 's3ApiPort',
     host: 'host',
     logLevel: 'logLevel',
     maxUploadBytes: 'maxUploadBytes',
@@ -64,8 +65,9 @@ export function buildCli(): Command {
     .option('--rest-port <n>', 'REST API port [STOWAGE_REST_PORT]')
     .option('--upload-port <n>', 'Upload API port [STOWAGE_UPLOAD_PORT]')
     .option('--cdn-port <n>', 'CDN port [STOWAGE_CDN_PORT]')
+    .option('--s3-api-port <n>', 'S3-compatible API port, served with --only …,s3 [STOWAGE_S3_API_PORT]')
     .option('--host <addr>', 'listen address [STOWAGE_HOST]')
-    .option('--only <surfaces>', 'comma-separated subset of rest,upload,cdn [STOWAGE_ONLY]')
+    .option('--only <surfaces>', 'comma-separated subset of rest,upload,cdn,s3 [STOWAGE_ONLY]')
     .option('--log-level <level>', 'pino log level [STOWAGE_LOG_LEVEL]')
     .action(async (opts: Record<string, unknown>) => {
       // First, while this process is small: the helper that starts every tool child, so that the
@@ -81,6 +83,7 @@ export function buildCli(): Command {
         `  REST API:   ${app.urls.rest}/`,
         `  Upload API: ${app.urls.upload}/`,
         `  CDN:        ${app.urls.cdn}/`,
+        ...(app.urls.s3 ? [`  S3 API:     ${app.urls.s3}/`] : []),
       ];
       if (app.metricsUrl) lines.push(`  Metrics:    ${app.metricsUrl}`);
       if (demo) lines.push(`Demo project "${demo.name}": public key ${demo.pubKey}, secret key ${demo.secret}`);

@@ -5,6 +5,7 @@ export const DEFAULTS = {
   restPort: 8080,
   uploadPort: 8081,
   cdnPort: 8082,
+  s3ApiPort: 8083,
   only: ['rest', 'upload', 'cdn'],
   databaseUrl: '',
   pgRowCache: true,

@@ -8,6 +8,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   restPort: 'STOWAGE_REST_PORT',
   uploadPort: 'STOWAGE_UPLOAD_PORT',
   cdnPort: 'STOWAGE_CDN_PORT',
+  s3ApiPort: 'STOWAGE_S3_API_PORT',
   only: 'STOWAGE_ONLY',
   databaseUrl: 'STOWAGE_DATABASE_URL',
   restBaseUrl: 'STOWAGE_REST_BASE_URL',

@@ -23,8 +23,10 @@ export const schema = z.object({
   restPort: port,
   uploadPort: port,
   cdnPort: port,
+  /** The S3-compatible surface (served when `only` names `s3`, docs/s3.md). */
+  s3ApiPort: port,
   /** Which surfaces this process serves. */
-  only: z.array(z.enum(['rest', 'upload', 'cdn'])).min(1),
+  only: z.array(z.enum(['rest', 'upload', 'cdn', 's3'])).min(1),
   /** `postgres://…` selects PostgreSQL; empty means SQLite in the data dir. */
   databaseUrl: z.string(),
   /** Public base URLs used in responses (defaults derive from host and ports). */

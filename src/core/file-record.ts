@@ -65,6 +65,10 @@ export interface FileRecord {
   sourceUrl: string | null;
   /** Normalized tags in the order first given (core/tags.ts). */
   tags: string[];
+  /** The S3 key it was written under (PutObject); absent for files uploaded any other way. */
+  objectKey?: string;
+  /** The S3 ETag of an object assembled from parts; absent when the ETag is the MD5. */
+  objectEtag?: string;
 }
 
 /**

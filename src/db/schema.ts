@@ -12,6 +12,7 @@ import type { AddonsTables } from './tables/addons.js';
 import type { TusTables } from './tables/tus.js';
 import type { DashboardTables } from './tables/dashboard.js';
 import type { CountersTables } from './tables/counters.js';
+import type { S3Tables } from './tables/s3.js';
 
 export interface ProjectsTable {
   id: Generated<number>;
@@ -57,6 +58,10 @@ export interface FilesTable {
   tags: ColumnType<string, string | undefined, string>;
   /** content_info.mime.mime as a column, for search (null only in rows of the migration's own past). */
   detected_mime: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The S3 key PutObject wrote it under (migration 0026); null for files uploaded any other way. */
+  object_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The S3 ETag of an object assembled from parts; null when it is the MD5. */
+  object_etag: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface FileTagsTable {
@@ -105,7 +110,7 @@ export interface TokenUsageTable {
   expires_us: number;
 }
 
-export interface Database extends GroupsTables, WebhooksTables, UploadsTables, AddonsTables, ConversionsTables, TusTables, DashboardTables, CountersTables {
+export interface Database extends GroupsTables, WebhooksTables, UploadsTables, AddonsTables, ConversionsTables, TusTables, DashboardTables, CountersTables, S3Tables {
   token_usage: TokenUsageTable;
   file_tags: FileTagsTable;
   file_labels: FileLabelsTable;

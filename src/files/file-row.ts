@@ -30,6 +30,8 @@ export function toRecord(r: FileRow): FileRecord {
     md5: r.md5,
     sourceUrl: r.source_url,
     tags: JSON.parse(r.tags) as string[],
+    ...(typeof r.object_key === 'string' ? { objectKey: r.object_key } : {}),
+    ...(typeof r.object_etag === 'string' ? { objectEtag: r.object_etag } : {}),
   };
 }
 
@@ -54,6 +56,8 @@ export function toRow(f: FileRecord): FileRow {
     source_url: f.sourceUrl,
     tags: JSON.stringify(f.tags),
     detected_mime: f.mimeType,
+    object_key: f.objectKey ?? null,
+    object_etag: f.objectEtag ?? null,
   };
 }
 
@@ -61,6 +65,7 @@ export function toRow(f: FileRecord): FileRow {
 export const FILE_COLUMNS = [
   'uuid', 'project_id', 'uploaded_us', 'stored_us', 'removed_us', 'size', 'mime_type', 'original_filename', 'filename', 'is_image',
   'is_ready', 'content_info', 'metadata', 'appdata', 'blob_key', 'md5', 'source_url', 'tags', 'detected_mime',
+  'object_key', 'object_etag',
 ] as const satisfies readonly (keyof FileRow)[];
 // A column added to the table but not to the list fails the build here instead of going unwritten.
 const everyColumn: Exclude<keyof FileRow, (typeof FILE_COLUMNS)[number]> extends never ? true : never = true;

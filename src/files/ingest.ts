@@ -20,6 +20,7 @@ import { newUuid } from '../core/ids.js';
 import type { ProjectRow } from '../projects/service.js';
 import { nowUs } from '../core/time.js';
 import { enqueueLaterDigest } from './digest-later.js';
+import type { FileLifecycle } from './lifecycle.js';
 
 export interface IngestOptions {
   originalFilename: string | undefined;
@@ -35,6 +36,10 @@ export interface IngestOptions {
   uuid?: string;
   /** Normalized tags (core/tags.ts); none when absent. */
   tags?: string[];
+  /** The S3 key (PutObject, docs/s3.md): the live file holding it is removed in the new row's transaction. */
+  objectKey?: string;
+  /** The S3 ETag of an object assembled from parts. */
+  objectEtag?: string;
 }
 
 export interface StagedBlob {
@@ -72,6 +77,7 @@ export class FileIngest {
     private readonly repo: FileRepo,
     private readonly contents: ContentRepo,
     private readonly events: FileEventOutbox,
+    private readonly lifecycle: FileLifecycle,
   ) {
     this.rowCommits = new GroupCommit(db);
   }
@@ -133,6 +139,8 @@ export class FileIngest {
         md5: staged.md5,
         sourceUrl: opts.sourceUrl ?? null,
         tags: opts.tags ?? [],
+        ...(opts.objectKey !== undefined ? { objectKey: opts.objectKey } : {}),
+        ...(opts.objectEtag !== undefined ? { objectEtag: opts.objectEtag } : {}),
       };
       const file = await this.insertWithUniqueTime(record, staged.sha256, stored, opts.initiator);
       // Another file's blob holds these bytes: the staged copy is a duplicate no row names. A crash
@@ -160,9 +168,12 @@ export class FileIngest {
     for (let attempt = 0; ; attempt++) {
       const t = nowUs();
       let row = { ...record, uploadedUs: t, storedUs: stored ? t : null };
+      let replaced: string | null = null;
       try {
         await this.rowCommits.run(async (trx) => {
           const stagedKey = record.blobKey as string;
+          // Before the insert: the unique key index holds one live file per key.
+          replaced = record.objectKey === undefined ? null : await this.lifecycle.removeObjectHolder(trx, record.projectId, record.objectKey, initiator);
           if (sha256 !== null) {
             const blobKey = await this.contents.claim(trx, { projectId: record.projectId, sha256, size: record.size, stagedKey, nowUs: t });
             row = { ...row, blobKey };
@@ -178,6 +189,7 @@ export class FileIngest {
           for (const hook of this.uploadHooks) await hook(trx, row, initiator);
           await adjustCounters(trx, row.projectId, fileMove(null, fileState(row)));
         });
+        if (replaced !== null) this.lifecycle.removed(replaced);
         // Its text joins the search index with the next batch (a search indexes it first anyway).
         this.repo.textIndex.soon();
         return row;

@@ -78,10 +78,24 @@ export class FileLifecycle {
   async removeLocked(trx: DbOrTrx, file: FileRecord, initiator: Initiator, event: 'file.deleted' | null): Promise<FileRecord> {
     if (file.removedUs !== null) return file;
     const t = nowUs();
-    await this.repo.update(trx, file.projectId, file.uuid, { removed_us: t, stored_us: null });
+    // A removed file leaves its S3 key free for the next PutObject (keys are unique among live files).
+    await this.repo.update(trx, file.projectId, file.uuid, file.objectKey === undefined ? { removed_us: t, stored_us: null } : { removed_us: t, stored_us: null, object_key: null });
     if (file.blobKey) await enqueue(trx, { kind: BLOB_DELETE_JOB, payload: { projectId: file.projectId, uuid: file.uuid, blobKey: file.blobKey } });
     if (event) await this.events.record(trx, { projectId: file.projectId, event, uuid: file.uuid, initiator });
-    return { ...file, removedUs: t, storedUs: null };
+    const { objectKey: _freed, ...rest } = file;
+    return { ...rest, removedUs: t, storedUs: null };
+  }
+
+  /**
+   * Inside a new file's transaction: removes the live file its S3 key names (a PutObject replaces
+   * it), with its `file.deleted`. Answers the removed file's uuid (tell `removed` after the commit).
+   */
+  async removeObjectHolder(trx: DbOrTrx, projectId: number, key: string, initiator: Initiator): Promise<string | null> {
+    const holder = await this.repo.objectHolderForUpdate(trx, projectId, key);
+    if (!holder) return null;
+    const removed = await this.removeLocked(trx, holder, initiator, 'file.deleted');
+    await adjustCounters(trx, projectId, moveOf(holder, removed));
+    return holder.uuid;
   }
 
   /**

@@ -7,6 +7,7 @@ import { reusableQuery } from '../db/reusable-query.js';
 import { ReadBatcher, type ReadBatchStats } from '../db/read-batcher.js';
 import { DeferredTextIndex } from './text/repo.js';
 import type { FileRecord } from '../core/file-record.js';
+import { uuidObjectKey } from '../core/object-key.js';
 import { insertLabels, replaceLabels } from './labels/repo.js';
 import { FILE_COLUMNS, toRecord, toRow, type FileRow as Row } from './file-row.js';
 import { FileListRepo, type CountedList, type FileTotals, type ListQuery, type SizeListQuery } from './list/repo.js';
@@ -146,7 +147,7 @@ export class FileRepo {
   }
 
   /** Appdata is not here: setAppdata keeps its label rows with it. */
-  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'blob_key' | 'md5'>>): Promise<void> {
+  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'blob_key' | 'md5' | 'object_key'>>): Promise<void> {
     await db.updateTable('files').set(patch).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
   }
 
@@ -169,6 +170,29 @@ export class FileRepo {
     let s = trx.selectFrom('files').selectAll().where('uuid', '=', uuid).where('project_id', '=', projectId);
     if (this.store.dialect === 'postgres') s = s.forUpdate();
     const r = await s.executeTakeFirst();
+    return r ? toRecord(r) : null;
+  }
+
+  /**
+   * The live file an S3 key names, locked (a PutObject replaces it): the file written under that
+   * key, else, for a key `<uuid>/<original filename>`, that file when it has no key of its own.
+   */
+  async objectHolderForUpdate(trx: DbOrTrx, projectId: number, key: string): Promise<FileRecord | null> {
+    const lock = <T extends { forUpdate(): T }>(q: T): T => (this.store.dialect === 'postgres' ? q.forUpdate() : q);
+    const keyed = await lock(trx.selectFrom('files').selectAll().where('project_id', '=', projectId).where('object_key', '=', key)).executeTakeFirst();
+    if (keyed) return toRecord(keyed);
+    const named = uuidObjectKey(key);
+    if (!named) return null;
+    const r = await lock(
+      trx
+        .selectFrom('files')
+        .selectAll()
+        .where('uuid', '=', named.uuid)
+        .where('project_id', '=', projectId)
+        .where('object_key', 'is', null)
+        .where('removed_us', 'is', null)
+        .where('original_filename', '=', named.name),
+    ).executeTakeFirst();
     return r ? toRecord(r) : null;
   }
 

@@ -45,8 +45,8 @@ export class FileService {
     this.readCache = new FileRecordCache(() => db.changeStamp());
     this.repo = new FileRepo(db);
     this.contents = new ContentRepo(db);
-    this.ingestion = new FileIngest(db, blobs, this.repo, this.contents, this.events);
     this.lifecycle = new FileLifecycle(db, blobs, this.repo, this.contents, this.events);
+    this.ingestion = new FileIngest(db, blobs, this.repo, this.contents, this.events, this.lifecycle);
     this.edits = new FileEdits(db, this.repo, this.events, this.lifecycle);
     this.laterDigests = new LaterDigests(db, blobs, this.repo, this.contents);
   }

@@ -36,6 +36,8 @@ export interface TestServer {
   rest: string;
   upload: string;
   cdn: string;
+  /** The S3-compatible surface, when the server was started with it (STOWAGE_ONLY=…,s3). */
+  s3: string | undefined;
   dataDir: string;
   schema: string | undefined;
   child: ChildProcess;
@@ -108,6 +110,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     STOWAGE_REST_PORT: '0',
     STOWAGE_UPLOAD_PORT: '0',
     STOWAGE_CDN_PORT: '0',
+    STOWAGE_S3_API_PORT: '0',
     STOWAGE_LOG_LEVEL: 'warn',
     STOWAGE_JOB_POLL_MS: '200',
     ...(schema ? { STOWAGE_DATABASE_SCHEMA: schema } : {}),
@@ -119,7 +122,7 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const urls = await new Promise<{ rest: string; upload: string; cdn: string }>((resolve, reject) => {
+  const urls = await new Promise<{ rest: string; upload: string; cdn: string; s3: string | undefined }>((resolve, reject) => {
     const timer = setTimeout(() => {
       // Never leave a half-started server behind (it would outlive the test run).
       child.kill('SIGKILL');
@@ -129,9 +132,11 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       const rest = /REST API:\s+(\S+?)\/?\n/.exec(out)?.[1];
       const upload = /Upload API:\s+(\S+?)\/?\n/.exec(out)?.[1];
       const cdn = /CDN:\s+(\S+?)\/?\n/.exec(out)?.[1];
+      const s3 = /S3 API:\s+(\S+?)\/?\n/.exec(out)?.[1];
+      // The banner is printed in one write: the S3 line, when served, is there with the others.
       if (rest && upload && cdn && /Stowage is running/.test(out)) {
         clearTimeout(timer);
-        resolve({ rest, upload, cdn });
+        resolve({ rest, upload, cdn, s3 });
       }
     };
     child.stdout?.on('data', check);

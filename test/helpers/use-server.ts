@@ -34,6 +34,8 @@ export interface ServedSuite {
   readonly rest: string;
   readonly upload: string;
   readonly cdn: string;
+  /** The S3-compatible surface (a suite started with STOWAGE_ONLY=…,s3); throws when not served. */
+  readonly s3: string;
   /** The project created for the suite. */
   readonly keys: ProjectKeys;
   /** REST calls signed with the suite project's keys. */
@@ -90,6 +92,11 @@ export function useServer(
     },
     get cdn() {
       return running().server.cdn;
+    },
+    get s3() {
+      const url = running().server.s3;
+      if (!url) throw new Error('useServer(): this suite\'s server does not serve the S3 API (STOWAGE_ONLY=…,s3)');
+      return url;
     },
     get keys() {
       return running().keys;

@@ -26,6 +26,7 @@ import { searchTextDeferred } from './0022_search_text_deferred.js';
 import { uploadIndexes } from './0023_upload_indexes.js';
 import { fairClaimPlan } from './0024_fair_claim_plan.js';
 import { tusClient } from './0025_tus_client.js';
+import { objectKeys } from './0026_object_keys.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -51,4 +52,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0023_upload_indexes', uploadIndexes],
   ['0024_fair_claim_plan', fairClaimPlan],
   ['0025_tus_client', tusClient],
+  ['0026_object_keys', objectKeys],
 ];

@@ -18,7 +18,7 @@ import type { FeatureMetrics } from '../../context.js';
 import { RequestDurations } from './request-durations.js';
 import { takeRequestListeners } from './request-listeners.js';
 
-export type Surface = 'rest' | 'upload' | 'cdn';
+export type Surface = 'rest' | 'upload' | 'cdn' | 's3';
 
 /** Where a Fastify hook leaves the matched route pattern for the outer listener to read. */
 const ROUTE = Symbol('stowage.route');

@@ -73,7 +73,8 @@ function watchBodyIdle(req: http.IncomingMessage, idleMs: number): void {
 /** The configured bounds of one surface: uploads may take long but must keep moving; the CDN receives no bodies. */
 export function requestTimeoutsFor(config: Config, surface: Surface): RequestTimeouts {
   const headersMs = config.headersTimeoutMs;
-  if (surface === 'upload') return { headersMs, requestMs: config.uploadRequestTimeoutMs, bodyIdleMs: config.bodyIdleTimeoutMs };
+  // S3 takes object bodies as the Upload API takes files.
+  if (surface === 'upload' || surface === 's3') return { headersMs, requestMs: config.uploadRequestTimeoutMs, bodyIdleMs: config.bodyIdleTimeoutMs };
   if (surface === 'rest') return { headersMs, requestMs: config.requestTimeoutMs, bodyIdleMs: config.bodyIdleTimeoutMs };
   return { headersMs, requestMs: config.requestTimeoutMs, bodyIdleMs: 0 };
 }

@@ -1,0 +1,31 @@
+/**
+ * The S3-compatible surface on plain node:http: object bodies stream straight from and to the
+ * socket, and the signature check needs the request exactly as it came (raw path, raw query, the
+ * client's headers), so no framework sits in between. Every request goes to the one handler the
+ * S3 feature contributed (src/s3/); this module only renders what escapes it.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { AppContext } from '../../context.js';
+import { isAppError } from '../../core/errors.js';
+import type { S3Handler } from '../../feature.js';
+import type { HttpsOptions } from '../common/tls.js';
+import { isClientAbort, logClientAbort } from '../common/client-abort.js';
+import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
+import { requestRef } from '../common/request-ref.js';
+import { s3Error, sendS3Error } from './errors.js';
+
+export function buildS3Server(ctx: AppContext, tls: HttpsOptions | null, handler: S3Handler | undefined): http.Server {
+  const answer = handler ?? (async () => Promise.reject(s3Error(501, 'NotImplemented', 'This node serves no S3 API.')));
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    answer(req, res).catch((err: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req, res));
+      if (isAppError(err)) return sendS3Error(req, res, err);
+      if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, requestRef(req, res));
+      ctx.log.error({ err, ...requestRef(req, res) }, 'S3 request failed');
+      sendS3Error(req, res, null);
+    });
+  };
+  return tls ? https.createServer(tls, listener) : http.createServer(listener);
+}

@@ -1,0 +1,94 @@
+/**
+ * GetObject and HeadObject: the object's bytes from the same blob store the CDN reads (disk or S3),
+ * streamed in constant memory, a byte range of them (`Range`), or 304 / 412 by the conditional
+ * headers; its Content-Type, ETag, Last-Modified and `x-amz-meta-*` as PutObject took them.
+ */
+import { pipeline } from 'node:stream/promises';
+import type { BlobStore } from '../blobs/store.js';
+import { parseRange } from '../http/cdn/headers.js';
+import { s3Error } from '../http/s3/errors.js';
+import type { ObjectRow } from './repo.js';
+import type { S3Request } from './request.js';
+
+/** The ETag of an object as S3 quotes it; null while a large file's MD5 is still being computed. */
+export function etagOf(o: Pick<ObjectRow, 'etag' | 'md5'>): string | null {
+  if (o.etag) return `"${o.etag}"`;
+  return o.md5 === '' ? null : `"${o.md5}"`;
+}
+
+const httpDate = (us: number): string => new Date(Math.floor(us / 1e6) * 1000).toUTCString();
+
+/** Presigned GETs may override these answer headers (`response-content-type=…`). */
+const OVERRIDES: Array<[string, string]> = [
+  ['response-content-type', 'content-type'],
+  ['response-content-disposition', 'content-disposition'],
+  ['response-content-encoding', 'content-encoding'],
+  ['response-content-language', 'content-language'],
+  ['response-cache-control', 'cache-control'],
+  ['response-expires', 'expires'],
+];
+
+/** Metadata values go out as given when a header can carry them, else RFC 2047-encoded (as S3 does). */
+function metaValue(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /^[\u0020-\u007e]*$/.test(value) ? value : `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+export function objectHeaders(o: ObjectRow): Record<string, string | number> {
+  const etag = etagOf(o);
+  const headers: Record<string, string | number> = {
+    'content-type': o.contentType || 'application/octet-stream',
+    'last-modified': httpDate(o.uploadedUs),
+    'accept-ranges': 'bytes',
+    'x-content-type-options': 'nosniff',
+    ...(etag ? { etag } : {}),
+  };
+  // A browser opening a presigned URL of HTML or SVG must not run its script in this origin.
+  if (/svg|html|xml/.test(o.contentType)) headers['content-security-policy'] = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+  for (const [k, v] of Object.entries(o.metadata)) headers[`x-amz-meta-${k.toLowerCase()}`] = metaValue(v);
+  return headers;
+}
+
+/** 304 or 412 when a conditional header says so (RFC 9110 order: If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since). */
+function precondition(r: S3Request, o: ObjectRow): 304 | 412 | null {
+  const h = r.req.headers;
+  const etag = etagOf(o);
+  const matches = (list: string) => list.split(',').some((t) => t.trim() === '*' || (etag !== null && t.trim().replace(/^W\//, '') === etag));
+  const modifiedS = Math.floor(o.uploadedUs / 1e6);
+  const since = (text: string | undefined) => (text ? Date.parse(text) / 1000 : NaN);
+  if (h['if-match'] !== undefined && !matches(h['if-match'])) return 412;
+  if (h['if-match'] === undefined && modifiedS > since(h['if-unmodified-since'])) return 412;
+  if (h['if-none-match'] !== undefined) return matches(h['if-none-match']) ? 304 : null;
+  if (modifiedS <= since(h['if-modified-since'])) return 304;
+  return null;
+}
+
+export async function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore): Promise<void> {
+  const headers = objectHeaders(o);
+  for (const [param, header] of OVERRIDES) {
+    const v = r.query.get(param);
+    if (v !== null) headers[header] = v;
+  }
+  const cond = precondition(r, o);
+  if (cond === 412) throw s3Error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
+  if (cond === 304) {
+    r.res.writeHead(304, headers).end();
+    return;
+  }
+  const range = parseRange(r.req.headers.range, o.size);
+  if (range.kind === 'unsatisfiable') throw s3Error(416, 'InvalidRange', 'The requested range is not satisfiable', { 'content-range': `bytes */${o.size}` });
+  const partial = range.kind === 'partial';
+  if (partial) headers['content-range'] = `bytes ${range.start}-${range.end}/${o.size}`;
+  headers['content-length'] = partial ? range.end - range.start + 1 : o.size;
+  const status = partial ? 206 : 200;
+  if (r.method === 'HEAD' || o.size === 0) {
+    r.res.writeHead(status, headers).end();
+    return;
+  }
+  if (!o.blobKey) throw s3Error(404, 'NoSuchKey', 'The specified key does not exist.');
+  const body = await blobs.get(o.blobKey, partial ? { start: range.start, end: range.end } : undefined);
+  r.res.writeHead(status, headers);
+  await pipeline(body, r.res).catch(() => {
+    // The client went away or the store failed mid-body; the socket is closed either way.
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * One S3 request as the handlers read it: the bucket and key from the path (path-style
+ * `/<bucket>/<key>`), the query, and the raw forms the signature check rebuilds.
+ */
+import type http from 'node:http';
+import { s3Error } from '../http/s3/errors.js';
+
+export interface S3Request {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  method: string;
+  rawPath: string;
+  decodedPath: string;
+  rawQuery: string;
+  query: URLSearchParams;
+  /** Empty for the service (`/`). */
+  bucket: string;
+  /** Null for a bucket request (`/<bucket>` or `/<bucket>/`). */
+  key: string | null;
+}
+
+/** S3's limit on a key: 1024 bytes of UTF-8. */
+const MAX_KEY_BYTES = 1024;
+
+export function parseRequest(req: http.IncomingMessage, res: http.ServerResponse): S3Request {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const rawPath = q === -1 ? url : url.slice(0, q);
+  const rawQuery = q === -1 ? '' : url.slice(q + 1);
+  if (!rawPath.startsWith('/')) throw s3Error(400, 'InvalidURI', 'Couldn\'t parse the specified URI.');
+  let decodedPath: string;
+  try {
+    decodedPath = decodeURIComponent(rawPath);
+  } catch {
+    throw s3Error(400, 'InvalidURI', 'Couldn\'t parse the specified URI.');
+  }
+  const slash = decodedPath.indexOf('/', 1);
+  const bucket = slash === -1 ? decodedPath.slice(1) : decodedPath.slice(1, slash);
+  const key = slash === -1 || slash === decodedPath.length - 1 ? null : decodedPath.slice(slash + 1);
+  if (key !== null) checkKey(key);
+  return { req, res, method: req.method ?? 'GET', rawPath, decodedPath, rawQuery, query: new URLSearchParams(rawQuery), bucket, key };
+}
+
+/** A key S3 would take: 1 to 1024 bytes of UTF-8, no NUL (the metadata store cannot hold it). */
+export function checkKey(key: string): void {
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw s3Error(400, 'KeyTooLongError', 'Your key is too long.');
+  if (key.includes('\u0000') || /[\ud800-\udfff]/u.test(key.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''))) throw s3Error(400, 'InvalidArgument', 'The key is not valid UTF-8.');
+}
