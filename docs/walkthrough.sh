@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's walkthrough, runnable: upload a file, read it back through the Upload and REST APIs,
 # fetch it from the CDN with operations, group it, delete it. test/http/walkthrough.test.ts runs this
-# very script against a started server, and checks that every command the README shows is in here.
+# very script as the README says (from the checkout, by its relative path) against a started server,
+# and checks that every command the README shows is in here.
 #
 # Usage, from the checkout with `npm start` running in another terminal (same directory):
 #   docs/walkthrough.sh [photo.jpg]
@@ -11,18 +12,32 @@ set -euo pipefail
 REST=${REST:-http://127.0.0.1:8080}
 UPLOAD=${UPLOAD:-http://127.0.0.1:8081}
 CDN=${CDN:-http://127.0.0.1:8082}
-stowage() { node "$(dirname "$0")/../bin/stowage.js" "$@"; }
+HERE=$PWD                                    # where `npm start` runs: the CLI finds its data there
+CHECKOUT=$(cd "$(dirname "$0")/.." && pwd)
+stowage() { (cd "$HERE" && node "$CHECKOUT/bin/stowage.js" "$@"); }
 OUT=${OUT:-$(mktemp -d)}
 PHOTO=${1:-$OUT/photo.jpg}
+PHOTO=$(cd "$(dirname "$PHOTO")" && pwd)/$(basename "$PHOTO")
 if [ ! -f "$PHOTO" ]; then  # no photo given: make one (640x480 JPEG) with sharp
-  node -e 'require("sharp")({create:{width:640,height:480,channels:3,background:"#3a7"}}).jpeg().toFile(process.argv[1])' "$PHOTO"
+  (cd "$CHECKOUT" && node -e 'require("sharp")({create:{width:640,height:480,channels:3,background:"#3a7"}}).jpeg().toFile(process.argv[1])' "$PHOTO")
 fi
 cd "$OUT"
-set -x
 
 # Keys: the demo project's public key, and a fresh secret key for it (`npm start` prints one too).
+# The key this run adds is revoked when it ends, so runs do not pile keys up on the project.
 PUB=$(stowage project list --json | jq -r '.[] | select(.name == "demo") | .public_key')
-SECRET=$(stowage key add --pub-key "$PUB" --json | jq -r .secret_key)
+[ -n "$PUB" ] || { echo "no project named demo: start the server once (npm start) in $HERE" >&2; exit 1; }
+KEY=$(stowage key add --pub-key "$PUB" --json)
+SECRET=$(jq -r .secret_key <<<"$KEY")
+revoke_key() {
+  stowage key revoke --pub-key "$PUB" --id "$(jq -r .id <<<"$KEY")"
+}
+trap revoke_key EXIT
+
+# Trace every command from here on, with the secret key masked.
+exec {TRACE}> >(sed -u "s/$SECRET/<secret key>/g" >&2)
+BASH_XTRACEFD=$TRACE
+set -x
 
 # Upload a file.
 UUID=$(curl -sS --fail-with-body -F UPLOADCARE_PUB_KEY=$PUB -F UPLOADCARE_STORE=1 \

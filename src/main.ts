@@ -2,9 +2,12 @@
  * CLI entry: `stowage serve`, `stowage migrate`, and project/key administration. Options come
  * from flags, then STOWAGE_* environment variables, then defaults (see config.ts).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { Command, Option } from 'commander';
 import { baseUrls, ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, openStores } from './stores.js';
+import { sqliteFile } from './db/connect.js';
 import { OPERATOR_BOOLEANS, parseBoolean } from './core/booleans.js';
 import { isAppError } from './core/errors.js';
 import { startLauncher } from './core/launcher/launch.js';
@@ -42,8 +45,19 @@ function flagsOf(opts: Record<string, unknown>): Flags {
   return flags;
 }
 
-async function withStores<T>(opts: Record<string, unknown>, fn: (stores: Awaited<ReturnType<typeof openStores>>) => Promise<T>): Promise<T> {
+/**
+ * Opens the metadata store for an admin command. Only `create` commands (project create, migrate)
+ * may start a new SQLite store: any other command run where there is none (another folder than
+ * the server's) says where it looked instead of creating an empty store and answering from it.
+ */
+async function withStores<T>(opts: Record<string, unknown>, fn: (stores: Awaited<ReturnType<typeof openStores>>) => Promise<T>, create = false): Promise<T> {
   const config = loadConfig({ ...flagsOf(opts), logLevel: 'warn' });
+  if (!create && !config.databaseUrl && !fs.existsSync(sqliteFile(config.dataDir))) {
+    throw new Error(
+      `no Stowage data in ${config.dataDir} (no ${path.basename(sqliteFile(config.dataDir))} there). ` +
+        'Run this in the folder `stowage serve` runs in, or name the store: --data-dir DIR (STOWAGE_DATA_DIR) or --database-url (STOWAGE_DATABASE_URL).',
+    );
+  }
   const stores = await openStores(config, createLogger(config));
   try {
     return await fn(stores);
@@ -59,7 +73,10 @@ const onOff = (v: string): boolean => {
 };
 
 export function buildCli(): Command {
-  const program = new Command('stowage').description('Self-hosted file upload, storage, processing and delivery').showHelpAfterError();
+  const program = new Command('stowage')
+    .description('Self-hosted file upload, storage, processing and delivery')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .showHelpAfterError();
 
   storeOptions(program.command('serve').description('start the REST, Upload and CDN servers'))
     .option('--rest-port <n>', 'REST API port [STOWAGE_REST_PORT]')
@@ -85,6 +102,7 @@ export function buildCli(): Command {
         `  CDN:        ${app.urls.cdn}/`,
         ...(app.urls.s3 ? [`  S3 API:     ${app.urls.s3}/`] : []),
       ];
+      if (config.only.includes('rest')) lines.push(`  Dashboard:  ${app.urls.rest}/dashboard/`, `  API docs:   ${app.urls.rest}/docs/ (REST)${config.only.includes('upload') ? `, ${app.urls.upload}/docs/ (Upload)` : ''}`);
       if (app.metricsUrl) lines.push(`  Metrics:    ${app.metricsUrl}`);
       if (demo) lines.push(`Demo project "${demo.name}": public key ${demo.pubKey}, secret key ${demo.secret}`);
       process.stdout.write(lines.join('\n') + '\n');
@@ -102,7 +120,7 @@ export function buildCli(): Command {
     });
 
   storeOptions(program.command('migrate').description('bring the metadata store schema up to date')).action(async (opts: Record<string, unknown>) => {
-    await withStores(opts, async () => process.stdout.write('schema is up to date\n'));
+    await withStores(opts, async () => process.stdout.write('schema is up to date\n'), true);
   });
 
   const project = program.command('project').description('manage projects');
@@ -120,7 +138,7 @@ export function buildCli(): Command {
         });
         const out = { id: p.id, name: p.name, public_key: p.pubKey, secret_key: secretKey, autostore: p.autostore, signed_uploads: p.signedUploads };
         process.stdout.write(opts['json'] ? JSON.stringify(out) + '\n' : `created project ${p.name}\n  public key: ${p.pubKey}\n  secret key: ${secretKey}\n`);
-      });
+      }, true);
     });
   storeOptions(project.command('list').description('list projects'))
     .option('--json', 'print JSON', false)
@@ -212,6 +230,12 @@ export function buildCli(): Command {
   registerDoctorCommand(program, { storeOptions, flagsOf, checks: async () => (await import('./doctor-checks.js')).doctorChecks });
   registerImportCommand(program, { storeOptions, flagsOf });
   return program;
+}
+
+/** The version in the package's package.json (one level above src/ and dist/). */
+function packageVersion(): string {
+  const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
 }
 
 /** The CDN base a minted URL starts with: the flag, else STOWAGE_CDN_BASE_URL, else what `serve` would use. */

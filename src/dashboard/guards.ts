@@ -7,12 +7,13 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../core/errors.js';
 import type { RestSessionAuth } from '../feature.js';
 import { isDirectLoopback, isSecure, proxyMatcher } from '../http/common/trust.js';
+import { SESSION_HEADER } from '../http/rest/session-header.js';
 import { sessionCookie } from './cookies.js';
 import type { SessionRow } from './repo.js';
 import type { SessionService } from './sessions.js';
 
-/** The header every dashboard API call sends: a cross-site form cannot set it, and a cross-origin fetch needs a preflight our CORS answer does not grant with cookies. */
-export const DASHBOARD_HEADER = 'x-stowage-dashboard';
+/** The header every dashboard API call sends (its reasons: src/http/rest/session-header.ts). */
+export const DASHBOARD_HEADER = SESSION_HEADER;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -57,6 +58,11 @@ export class Guards {
       if (!session) throw new AppError(401, 'SessionEnded', 'The dashboard session ended: sign in again.');
       return session.projectId;
     };
+  }
+
+  /** A call of the dashboard's own pages: they send the dashboard header; anything else is a 401. */
+  requireDashboardHeader(req: FastifyRequest): void {
+    if (req.headers[DASHBOARD_HEADER] !== '1') throw new AppError(401, 'NotSignedIn', `Only the dashboard's pages call this (the ${DASHBOARD_HEADER} header).`);
   }
 
   /**

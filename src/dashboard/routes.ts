@@ -11,7 +11,7 @@ import { jsonBody, sendJson } from '../http/common/json.js';
 import type { Asset } from './assets.js';
 import { cdnGrantFor, uploadSignatureFor } from './credentials.js';
 import { clearSessionCookie, sessionCookie, setSessionCookie } from './cookies.js';
-import { DASHBOARD_HEADER, type Guards } from './guards.js';
+import type { Guards } from './guards.js';
 import { securityHeaders } from './headers.js';
 import type { SessionService, SignInInput } from './sessions.js';
 
@@ -50,6 +50,8 @@ export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guard
     });
 
     app.get('/dashboard/api/session', async (req: FastifyRequest, reply) => {
+      // Only the pages' own calls (the dashboard header), like every answer about a session.
+      guards.requireDashboardHeader(req);
       const token = sessionCookie(req.headers.cookie);
       const session = token === null ? null : await sessions.resolve(token);
       const project = session ? await ctx.projects.lookup(session.pubKey) : null;
@@ -61,8 +63,7 @@ export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guard
         upload_base: ctx.bases.upload,
         cdn_base: ctx.bases.cdn,
         // Thumbnails and previews of a project with signed CDN URLs carry this token (the page asks again before it expires).
-        // Only to the pages' own calls (they send the dashboard header), like every secret-derived answer.
-        cdn_token: req.headers[DASHBOARD_HEADER] === '1' ? await cdnGrantFor(ctx, session) : null,
+        cdn_token: await cdnGrantFor(ctx, session),
         widget: assets.widget.size > 0,
         expires_at: new Date(Math.floor(session.expiresUs / 1000)).toISOString(),
       });

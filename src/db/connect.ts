@@ -79,10 +79,13 @@ export interface DbOptions {
   aloneTimings?: AloneTimings;
 }
 
+/** The SQLite store's file in a data dir. */
+export const sqliteFile = (dataDir: string): string => path.join(dataDir, 'stowage.sqlite');
+
 export async function openDb(opts: DbOptions): Promise<Db> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.schema, opts.aloneTimings);
   fs.mkdirSync(opts.dataDir, { recursive: true });
-  const file = new SQLite(path.join(opts.dataDir, 'stowage.sqlite'));
+  const file = new SQLite(sqliteFile(opts.dataDir));
   file.pragma('journal_mode = WAL');
   // Each write is still durable before its caller goes on (an acknowledged upload's row survives a
   // power cut): the driver syncs the WAL itself, off the event loop, once the connection is free

@@ -69,6 +69,56 @@ describe('stowage CLI', () => {
   });
 });
 
+describe('a first run', () => {
+  // Not spawnSync: the suite's server must not see this process blocked (see runAsync).
+  const runIn = async (cwd: string, runEnv: NodeJS.ProcessEnv, args: string[]) => {
+    try {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { cwd, env: runEnv, encoding: 'utf8' });
+      return { status: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { status: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+    }
+  };
+
+  it('prints the version of the package', async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await runIn(ROOT, env, [flag]);
+      expect(r.status).toBe(0);
+      expect(r.stdout.trim()).toBe(version);
+    }
+  });
+
+  it("the README's command list names every command", async () => {
+    const help = (await runIn(ROOT, env, ['--help'])).stdout;
+    const commands = [...help.slice(help.indexOf('Commands:')).matchAll(/^  ([a-z]+)\b/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
+    expect(commands).toEqual(expect.arrayContaining(['serve', 'project', 'plugin', 'doctor']));
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Command line'), readme.indexOf('\n## ', readme.indexOf('## Command line') + 3));
+    expect(commands.filter((c) => !new RegExp(`^stowage ${c}\\b`, 'm').test(section))).toEqual([]);
+    expect(section).toContain('stowage --version');
+  });
+
+  it('project list in a folder without data says where it looked, and creates nothing there', async () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-nodata-'));
+    const bare = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STOWAGE_')));
+    for (const args of [['project', 'list', '--json'], ['key', 'list', '--pub-key', 'x']]) {
+      const r = await runIn(empty, bare, args);
+      expect(r.status, args.join(' ')).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`no Stowage data in ${path.join(fs.realpathSync(empty), 'data')}`);
+      expect(r.stderr).toContain('--data-dir');
+    }
+    expect(fs.readdirSync(empty)).toEqual([]);
+    // Creating a project is how a store starts: that one may make the folder.
+    const created = await runIn(empty, bare, ['project', 'create', '--name', 'first', '--json']);
+    expect(created.status, created.stderr).toBe(0);
+    const listed = await runIn(empty, bare, ['project', 'list', '--json']);
+    expect(JSON.parse(listed.stdout)).toMatchObject([{ name: 'first' }]);
+  });
+});
+
 describe('new keys work at once', () => {
   it('a key added while the server runs signs REST requests immediately', async () => {
     const p = JSON.parse(run(['project', 'create', '--name', 'fresh', '--json']).stdout);

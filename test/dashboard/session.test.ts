@@ -59,6 +59,29 @@ describe('pages', () => {
   });
 });
 
+describe('the first URLs a new user opens', () => {
+  it('the start banner names the dashboard and the docs pages', () => {
+    const out = srv.server.output();
+    expect(out).toContain(`Dashboard:  ${srv.rest}/dashboard/`);
+    expect(out).toContain(`API docs:   ${srv.rest}/docs/ (REST), ${srv.upload}/docs/ (Upload)`);
+  });
+
+  it('the REST root answers a browser with a page pointing to them, and other clients with a JSON 404 naming them', async () => {
+    const browser = await request(`${srv.rest}/`, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    expect(browser.status).toBe(200);
+    expect(browser.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(browser.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const links = [...browser.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
+    expect(links).toEqual(['/dashboard/', '/docs/', '/openapi.json', `${srv.upload}/docs/`]);
+    for (const link of links.slice(0, 3)) expect((await request(new URL(link!, srv.rest).toString())).status, link).toBe(200);
+    for (const accept of [undefined, '*/*', ACCEPT, 'application/json, text/html']) {
+      const other = await request(`${srv.rest}/`, accept === undefined ? {} : { headers: { accept } });
+      expect(other.status, accept).toBe(404);
+      expect(other.json.detail, accept).toMatch(/\/docs\/.*\/dashboard\//);
+    }
+  });
+});
+
 describe('sign-in', () => {
   it('refuses bad input, a wrong key and a request from another site', async () => {
     const good = { public_key: srv.keys.public_key, secret_key: srv.keys.secret_key };
@@ -85,10 +108,20 @@ describe('sign-in', () => {
     expect(cookie).toContain('Path=/');
     expect(cookie).toMatch(/Max-Age=28800/);
     expect(cookie).not.toContain('Secure'); // plain HTTP on loopback; HTTPS adds it
-    const who = await request(`${srv.rest}/dashboard/api/session`, { headers: { cookie: cookie.split(';')[0]! } });
+    const pair = cookie.split(';')[0]!;
+    const who = await request(`${srv.rest}/dashboard/api/session`, { headers: { cookie: pair, 'x-stowage-dashboard': '1' } });
     expect(who.json).toMatchObject({ signed_in: true, project: { pub_key: srv.keys.public_key }, upload_base: srv.upload, cdn_base: srv.cdn, widget: true });
     expect(who.text).not.toContain(srv.keys.secret_key);
-    expect((await request(`${srv.rest}/dashboard/api/session`)).json).toEqual({ signed_in: false });
+    expect((await request(`${srv.rest}/dashboard/api/session`, { headers: { 'x-stowage-dashboard': '1' } })).json).toEqual({ signed_in: false });
+  });
+
+  it('"who am I" answers only the pages\' own calls: the cookie without the dashboard header is a 401', async () => {
+    const cookie = await cookieFor({ public_key: srv.keys.public_key, secret_key: srv.keys.secret_key });
+    const bare = await request(`${srv.rest}/dashboard/api/session`, { headers: { cookie } });
+    expect(bare.status).toBe(401);
+    expect(bare.text).not.toContain(srv.keys.public_key);
+    expect((await request(`${srv.rest}/dashboard/api/session`)).status).toBe(401);
+    expect((await request(`${srv.rest}/dashboard/api/session`, { headers: { cookie, 'x-stowage-dashboard': 'yes' } })).status).toBe(401);
   });
 });
 

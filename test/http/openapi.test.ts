@@ -5,14 +5,17 @@
  * before the schemas, and `/docs/` renders the operations from local assets only.
  */
 import fs from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { chromium } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { useServer } from '../helpers/use-server.js';
+import { ROOT } from '../helpers/server.js';
 import { request } from '../helpers/http.js';
 
 const s = useServer();
 const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = path.join(ROOT, 'test-artifacts', 'openapi');
 
 type Operation = { summary?: string; 'x-stowage-undescribed'?: boolean; operationId: string };
 type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } };
@@ -339,9 +342,15 @@ describe('the docs page', () => {
     });
   }
 
-  it.skipIf(!fs.existsSync(CHROMIUM))('renders the REST operations in chromium, with no request leaving the server', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-    try {
+  describe.skipIf(!fs.existsSync(CHROMIUM))('in chromium', () => {
+    let browser: Browser;
+    beforeAll(async () => {
+      fs.mkdirSync(ARTIFACTS, { recursive: true });
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    }, 60_000);
+    afterAll(async () => browser?.close());
+
+    it('renders the REST operations, with no request leaving the server', async () => {
       const page = await browser.newPage();
       const foreign: string[] = [];
       page.on('request', (r) => {
@@ -356,8 +365,56 @@ describe('the docs page', () => {
       expect(await page.locator('.opblock').count()).toBeGreaterThanOrEqual(9);
       expect(foreign).toEqual([]);
       expect(errors).toEqual([]);
-    } finally {
-      await browser.close();
+      await page.close();
+    }, 60_000);
+
+    /** Opens `GET /files/` on the page, presses Try it out and Execute; answers the request's Accept and the response's status. */
+    async function tryListFiles(page: Page): Promise<{ accept: string | undefined; status: number; body: string }> {
+      const op = page.locator('#operations-Files-get_files_');
+      await op.locator('.opblock-summary').click();
+      await op.locator('button.try-out__btn').click();
+      const [request] = await Promise.all([page.waitForRequest((r) => new URL(r.url()).pathname === '/files/'), op.locator('button.execute').click()]);
+      const response = await request.response();
+      return { accept: request.headers()['accept'], status: response?.status() ?? 0, body: (await response?.text()) ?? '' };
     }
-  }, 60_000);
+
+    it('"Try it out" sends the versioned Accept and works after Authorize with Simple auth', async () => {
+      const uuid = await s.uploadFile('tried.txt', 'tried from the docs page');
+      const page = await browser.newPage();
+      await page.goto(`${s.rest}/docs/`);
+      await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
+      await page.click('button.authorize');
+      await page.locator('.modal-ux input').first().fill(`Uploadcare.Simple ${s.keys.public_key}:${s.keys.secret_key}`);
+      await page.locator('.modal-ux button.authorize').first().click();
+      await page.locator('.modal-ux button.close-modal').click();
+      const tried = await tryListFiles(page);
+      expect(tried.accept).toBe('application/vnd.svc-v0.7+json');
+      expect(tried.status, tried.body).toBe(200);
+      expect(tried.body).toContain(uuid);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'try-it-out.png'), fullPage: false });
+      await page.close();
+    }, 60_000);
+
+    it('"Try it out" works with a dashboard session open in the same browser, and without one is a 401', async () => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(`${s.rest}/docs/`);
+      await page.locator('.opblock').first().waitFor({ timeout: 30_000 });
+      const anonymous = await tryListFiles(page);
+      expect(anonymous.status).toBe(401);
+      const signedIn = await page.evaluate(async (keys) => {
+        const r = await fetch('/dashboard/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(keys) });
+        return r.status;
+      }, { public_key: s.keys.public_key, secret_key: s.keys.secret_key });
+      expect(signedIn).toBe(200);
+      // A fresh page of the same browser (the first one keeps the operation open).
+      const again = await context.newPage();
+      await again.goto(`${s.rest}/docs/`);
+      await again.locator('.opblock').first().waitFor({ timeout: 30_000 });
+      const tried = await tryListFiles(again);
+      expect(tried.status, tried.body).toBe(200);
+      expect(JSON.parse(tried.body)).toHaveProperty('results');
+      await context.close();
+    }, 60_000);
+  });
 });

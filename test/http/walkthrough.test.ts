@@ -1,5 +1,6 @@
 /**
- * The README walkthrough is docs/walkthrough.sh; this runs it against a started server (curl, the
+ * The README walkthrough is docs/walkthrough.sh; this runs it as the README says (from the
+ * checkout, `docs/walkthrough.sh photo.jpg` by relative paths) against a started server (curl, the
  * CLI, real bytes) and checks that every command the README shows is one the script runs.
  */
 import { execFile } from 'node:child_process';
@@ -14,9 +15,10 @@ import { useServer } from '../helpers/use-server.js';
 const SCRIPT = path.join(ROOT, 'docs', 'walkthrough.sh');
 const s = useServer();
 
+/** `docs/walkthrough.sh [photo]` in the checkout: the script by its relative path, its shebang picking the shell. */
 function run(env: Record<string, string>, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('bash', [SCRIPT, ...args], { env, cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
+    execFile('docs/walkthrough.sh', args, { env, cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -27,8 +29,18 @@ describe('docs/walkthrough.sh', () => {
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-walkthrough-'));
     const photo = path.join(out, 'given.jpg');
     await sharp({ create: { width: 640, height: 480, channels: 3, background: '#3a7' } }).jpeg().toFile(photo);
-    const r = await run({ ...s.server.env, REST: s.rest, UPLOAD: s.upload, CDN: s.cdn, OUT: out }, [photo]);
+    const demo = (JSON.parse(s.server.cli(['project', 'list', '--json'])) as Array<{ name: string; public_key: string }>).find((p) => p.name === 'demo')!;
+    const activeKeys = () => (JSON.parse(s.server.cli(['key', 'list', '--pub-key', demo.public_key, '--json'])) as Array<{ revoked: boolean }>).filter((k) => !k.revoked).length;
+    const keysBefore = activeKeys();
+    // The photo by a path relative to the checkout, as a user in the checkout types it.
+    const r = await run({ ...s.server.env, REST: s.rest, UPLOAD: s.upload, CDN: s.cdn, OUT: out }, [path.relative(ROOT, photo)]);
     expect(r.code, r.stderr).toBe(0);
+    // The trace shows the commands with the secret key masked, and the key the run added is revoked.
+    expect(r.stderr).toContain('-hmac <secret key>');
+    expect(r.stderr).toContain(`Uploadcare.Simple ${demo.public_key}:<secret key>`);
+    expect(r.stderr).not.toMatch(/-hmac '?[0-9a-f]{40}/);
+    expect(r.stderr).not.toMatch(/Simple [0-9a-f]+:[0-9a-f]{40}/);
+    expect(activeKeys()).toBe(keysBefore);
 
     // The CDN gave back the very bytes uploaded, a 100-byte range, and a real 300x225 WebP.
     expect(fs.readFileSync(path.join(out, 'original.jpg')).equals(fs.readFileSync(photo))).toBe(true);
@@ -41,8 +53,8 @@ describe('docs/walkthrough.sh', () => {
     expect(fs.readFileSync(path.join(out, 'photos.zip')).subarray(0, 2).toString()).toBe('PK');
     // Metadata set through the signed REST call, read back with Simple auth from loopback.
     expect(r.stdout).toContain('{"origin":"walkthrough","color":"blue"}');
-    // The last step deleted the file: the CDN no longer serves it.
-    expect(r.stdout.trim().split('\n').at(-1)).toBe('404');
+    // The last steps deleted the file (the CDN no longer serves it) and revoked the run's key.
+    expect(r.stdout).toMatch(/\n404\nrevoked key \d+\n$/);
   }, Number(process.env['STOWAGE_TEST_SLOW_TIMEOUT_MS'] ?? 180_000)); // about 25 processes (curl, the CLI) one after another
 
   it('is what the README shows', () => {

@@ -13,12 +13,16 @@ export function h(tag, attrs = {}, ...children) {
     else if (name === 'value') el.value = value;
     else el.setAttribute(name, value === true ? '' : String(value));
   }
-  append(el, children);
+  add(el, children);
   return el;
 }
 
-function append(el, children) {
-  for (const child of children.flat()) {
+/**
+ * Appends children, skipping `null`/`undefined`/`false` (Element.append would show them as the
+ * text "null"): optional parts of a page are written `cond ? part : null`.
+ */
+export function add(el, ...children) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -27,7 +31,7 @@ function append(el, children) {
 /** Replaces an element's content. */
 export function show(el, ...children) {
   el.replaceChildren();
-  append(el, children);
+  add(el, children);
 }
 
 export function table(headings, rows) {

@@ -1,7 +1,7 @@
 // One file: its fields, tags, metadata (edited through the metadata API), appdata, content_info,
 // store/remove, and a CDN URL builder with a live preview.
 import { api } from './api.js';
-import { errorLine, formatSize, formatTime, h, show, table } from './dom.js';
+import { add, errorLine, formatSize, formatTime, h, show, table } from './dom.js';
 import { urlBuilder } from './url-builder.js';
 
 const enc = encodeURIComponent;
@@ -23,7 +23,7 @@ export async function filePage(view, uuid, session) {
     }
   };
 
-  view.append(
+  add(view,
     h('p', {}, h('a', { href: '#/files' }, '← Files')),
     h('h1', { id: 'file-name' }, file.original_filename || file.uuid),
     status,

@@ -37,6 +37,10 @@ export async function uploadPage(view, session) {
       return { secureSignature: s.secure_signature, secureExpire: String(s.secure_expire) };
     };
   }
+  // Files from this computer, a URL (fetched by the Upload API's /from_url/) and the camera. The
+  // widget's other sources (Dropbox, Google Drive, …) go through the hosted service's social
+  // backend, which a self-hosted server does not have.
+  config.sourceList = 'local, url, camera';
   // The widget reports usage to the hosted service unless told not to; a self-hosted dashboard does not.
   config.qualityInsights = false;
   const uploaded = h('ul', { id: 'uploaded' });

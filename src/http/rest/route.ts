@@ -22,6 +22,13 @@ const surface: SurfaceInput = {
   invalid: (message) => new AppError(400, 'BadRequest', message),
 };
 
+/**
+ * The media type REST answers are documented with: the versioned type the API's Accept check wants
+ * (version.ts), so that clients generated from the document, and the docs page's "Try it out",
+ * send it. The neutral spelling, which works whether or not the SDK aliases are on.
+ */
+export const REST_MEDIA_TYPE = 'application/vnd.svc-v0.7+json';
+
 const errorAnswers: Record<number, string> = {
   401: 'Missing or invalid Authorization (or Date) header.',
   406: 'The Accept header names no supported API version (application/vnd.uploadcare-v0.7+json).',
@@ -40,6 +47,7 @@ export function restRoute<P extends Schema = undefined, Q extends Schema = undef
   const takesInput = spec.query !== undefined || spec.body !== undefined || spec.params !== undefined;
   if (takesInput && !responses[400]) responses[400] = { description: 'A parameter or the body is invalid.', schema: restErrorJson };
   for (const [status, description] of Object.entries(errorAnswers)) responses[Number(status)] ??= { description, schema: restErrorJson };
+  for (const [status, r] of Object.entries(responses)) if (r.schema && (r.contentType ?? 'application/json') === 'application/json') responses[Number(status)] = { ...r, contentType: REST_MEDIA_TYPE };
   registerRoute<P, Q, B>(app, surface, { tags: ['REST'], security: REST_SECURITY, ...spec, responses }, handler);
 }
 

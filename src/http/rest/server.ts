@@ -23,6 +23,8 @@ import { clientErrorHandler } from '../common/client-error.js';
 import { routeCatalog } from '../common/openapi/catalog.js';
 import { serveOpenApi } from '../common/openapi/serve.js';
 import { restDocumentInfo } from './openapi-info.js';
+import { serveRootPage } from './root-page.js';
+import { SESSION_HEADER } from './session-header.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -193,7 +195,9 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     return sendJson(reply, 500, { detail: 'Internal server error.' });
   });
 
-  serveOpenApi(app, catalog, () => restDocumentInfo(ctx));
+  // "Try it out" works with a dashboard session too: the page sends the header the session needs.
+  serveOpenApi(app, catalog, () => restDocumentInfo(ctx), { sessionHeader: SESSION_HEADER });
+  serveRootPage(app, ctx);
   for (const plugin of routes) await app.register(plugin);
   await app.register(async (scope) => {
     scope.addHook('onRoute', (route) => {

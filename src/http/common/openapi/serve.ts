@@ -22,8 +22,17 @@ const ASSETS: Record<string, string> = {
 
 const PAGE_CSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
+export interface DocsPageOptions {
+  /**
+   * A header "Try it out" adds to a request that carries no Authorization: on REST, the dashboard's
+   * header, so that a dashboard session open in the same browser authorises the page's calls.
+   */
+  sessionHeader?: string;
+}
+
 /** Registers the document and its page; `info` is read at the first request (base URLs are known by then). */
-export function serveOpenApi(app: FastifyInstance, entries: readonly CatalogEntry[], info: () => DocumentInfo): void {
+export function serveOpenApi(app: FastifyInstance, entries: readonly CatalogEntry[], info: () => DocumentInfo, options: DocsPageOptions = {}): void {
+  const initJs = Buffer.from(pageScript(options.sessionHeader));
   let document: Buffer | undefined;
   // An open route (src/http/rest/server.ts): no Accept check, credentials or API throttle.
   const config = { openapi: HIDDEN, openRoute: true };
@@ -34,7 +43,7 @@ export function serveOpenApi(app: FastifyInstance, entries: readonly CatalogEntr
   });
   app.get('/docs', { config }, async (_req, reply) => reply.redirect('/docs/', 301));
   app.get('/docs/', { config }, async (_req, reply) => page(reply, 'text/html; charset=utf-8', Buffer.from(pageHtml(info().title))));
-  app.get('/docs/init.js', { config }, async (_req, reply) => page(reply, 'application/javascript', Buffer.from(INIT_JS)));
+  app.get('/docs/init.js', { config }, async (_req, reply) => page(reply, 'application/javascript', initJs));
   app.get('/docs/:asset', { config }, async (req, reply) => {
     const name = (req.params as { asset: string }).asset;
     const type = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
@@ -78,13 +87,28 @@ function pageHtml(title: string): string {
 `;
 }
 
-// validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io.
-const INIT_JS = `window.ui = SwaggerUIBundle({
+/**
+ * validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io. The
+ * request interceptor adds the session header (a header name we chose, JSON-quoted) only to calls
+ * without an Authorization of their own, and the browser sends the session cookie with them
+ * because the page and the API share an origin.
+ */
+function pageScript(sessionHeader: string | undefined): string {
+  const interceptor = sessionHeader
+    ? `
+  requestInterceptor: (req) => {
+    const auth = Object.keys(req.headers || {}).some((k) => k.toLowerCase() === 'authorization');
+    if (!auth) req.headers[${JSON.stringify(sessionHeader)}] = '1';
+    return req;
+  },`
+    : '';
+  return `window.ui = SwaggerUIBundle({
   url: '../openapi.json',
   dom_id: '#docs',
   deepLinking: true,
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
-  layout: 'BaseLayout',
+  layout: 'BaseLayout',${interceptor}
 });
 `;
+}
