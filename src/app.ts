@@ -29,6 +29,7 @@ import { listenMetrics, metricsHome, warnIfHidden, type MetricsListener } from '
 import { nodeGauges } from './http/common/node-gauges.js';
 import { applyRequestTimeouts, requestTimeoutsFor } from './http/common/timeouts.js';
 import { closeRedis, openRedis, waitForRedis } from './net/redis.js';
+import { configureDetectors } from './media/detect/pool.js';
 
 export interface RunningApp {
   ctx: AppContext;
@@ -43,6 +44,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const { db, projects } = await openStores(config, log);
   const blobs = await openBlobStore(config);
   const files = new FileService(db, blobs);
+  configureDetectors(config);
   const queue = new JobQueue(db);
   const worker = new Worker(queue, log, config.jobPollMs, 8);
   const redis = await openRedis(config.redisUrl, log);

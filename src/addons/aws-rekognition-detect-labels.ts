@@ -6,7 +6,6 @@
  * Rekognition does), and the model in `LabelModelVersion`.
  */
 import { findObjectsAndFaces } from '../media/detect/analyse.js';
-import { DETECT_TIMEOUT_MS } from '../media/detect/pool.js';
 import { OBJECT_MODEL } from '../media/detect/types.js';
 import { confidenceField, paramsObject } from './params.js';
 import { FACE, rekognitionEntry } from './rekognition-taxonomy.js';
@@ -33,8 +32,8 @@ export const awsRekognitionDetectLabels: Addon<LabelsParams, LabelsData> = {
     const p = paramsObject(raw, ['min_confidence']);
     return { min_confidence: confidenceField(p, DEFAULT_MIN_CONFIDENCE) };
   },
-  async run({ file, path }, params) {
-    const found = await findObjectsAndFaces({ path, mime: file.mimeType }, file.uuid, DETECT_TIMEOUT_MS);
+  async run({ file, path, config }, params) {
+    const found = await findObjectsAndFaces({ path, mime: file.mimeType }, file.uuid, config.detectTimeoutMs);
     return { data: labelsOf(found, params.min_confidence) };
   },
 };

@@ -7,7 +7,6 @@
  * Tobacco, Alcohol, Gambling, Hate Symbols): they are never reported.
  */
 import { nsfwScores } from '../media/detect/analyse.js';
-import { DETECT_TIMEOUT_MS } from '../media/detect/pool.js';
 import { NSFW_MODEL, type NsfwScores } from '../media/detect/types.js';
 import { confidenceField, paramsObject } from './params.js';
 import type { Addon } from './types.js';
@@ -27,8 +26,8 @@ export const awsRekognitionDetectModerationLabels: Addon<ModerationParams, Moder
     const p = paramsObject(raw, ['min_confidence']);
     return { min_confidence: confidenceField(p, DEFAULT_MIN_CONFIDENCE) };
   },
-  async run({ file, path }, params) {
-    const scores = await nsfwScores({ path, mime: file.mimeType }, DETECT_TIMEOUT_MS);
+  async run({ file, path, config }, params) {
+    const scores = await nsfwScores({ path, mime: file.mimeType }, config.detectTimeoutMs);
     return { data: moderationOf(scores, params.min_confidence) };
   },
 };

@@ -3,7 +3,7 @@
  * project, keeping uuids (docs/import.md). Writes through the file and group services into the
  * configured metadata store and blob store; the servers need not be running.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { DEFAULT_RETRY } from '../import/retry.js';
 
@@ -13,6 +13,8 @@ export interface ImportCliHelpers {
 }
 
 const HOSTED_REST = 'https://api.uploadcare.com';
+/** A secret has no place on a command line (shell history, `ps`): the environment may carry it instead. */
+export const IMPORT_SECRET_KEY_ENV = 'STOWAGE_IMPORT_SECRET_KEY';
 
 function intOption(value: unknown, name: string, min: number, max: number): number {
   const n = Number(value);
@@ -24,15 +26,15 @@ export function registerImportCommand(program: Command, h: ImportCliHelpers): vo
   h.storeOptions(program.command('import').description('copy a project from the hosted service or another Stowage, keeping uuids (docs/import.md)'))
     .requiredOption('--project <pub-key>', 'public key of the local project to import into')
     .requiredOption('--pub-key <key>', "the source project's public key")
-    .option('--secret-key <key>', "the source project's secret key [STOWAGE_IMPORT_SECRET_KEY]")
+    .addOption(new Option('--secret-key <key>', "the source project's secret key").env(IMPORT_SECRET_KEY_ENV))
     .option('--from-rest <url>', 'REST API base URL of the source', HOSTED_REST)
     .option('--from-cdn <url>', "CDN base URL to read files from (default: each file's original_file_url)")
     .option('--concurrency <n>', 'files copied at the same time', '4')
     .option('--retries <n>', 'tries per request on 429, 5xx and network errors', String(DEFAULT_RETRY.attempts))
     .option('--progress-interval <seconds>', 'how often a progress line is written when not on a terminal', '10')
     .action(async (opts: Record<string, unknown>) => {
-      const secretKey = typeof opts['secretKey'] === 'string' ? opts['secretKey'] : process.env['STOWAGE_IMPORT_SECRET_KEY'];
-      if (!secretKey) throw new Error('the source secret key is needed: --secret-key or STOWAGE_IMPORT_SECRET_KEY');
+      const secretKey = typeof opts['secretKey'] === 'string' ? opts['secretKey'] : '';
+      if (!secretKey) throw new Error(`the source secret key is needed: --secret-key or ${IMPORT_SECRET_KEY_ENV}`);
       const concurrency = intOption(opts['concurrency'], '--concurrency', 1, 64);
       const retry = { ...DEFAULT_RETRY, attempts: intOption(opts['retries'], '--retries', 1, 100) };
       const intervalMs = intOption(opts['progressInterval'], '--progress-interval', 1, 3600) * 1000;

@@ -50,7 +50,6 @@ export const DEFAULTS = {
   webhookRetryBaseMs: 30_000,
   webhookRetryMaxMs: 3600_000,
   webhookRetryForMs: 72 * 3600_000,
-  webhookDeliveryRetentionMs: 30 * 24 * 3600_000,
   // One project's burst runs at most its limit divided by one delivery's cycle (claim, POST,
   // outcome: a few ms, mostly waiting on the store); with 8 that bound PostgreSQL below 1,000/s,
   // and bigger claims and outcome batches cost less CPU per delivery. The node's lane stays four
@@ -81,5 +80,7 @@ export const DEFAULTS = {
   pluginsDir: '',
   removeBgModel: 'medium',
   removeBgMaxRssBytes: 3 * 1024 ** 3,
+  detectThreads: 1,
+  detectTimeoutMs: 60_000,
   dashboardSessionTtlMs: 8 * 3600 * 1000,
 } as const;

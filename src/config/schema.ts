@@ -18,8 +18,11 @@ const csv = z
   .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean));
 
 export const schema = z.object({
+  /** Data directory: the SQLite file, blobs, caches, temporary files. */
   dataDir: z.string().min(1),
+  /** Listen address of the three surfaces. */
   host: z.string().min(1),
+  /** REST API, Upload API and CDN ports (0 = any free port). */
   restPort: port,
   uploadPort: port,
   cdnPort: port,
@@ -33,15 +36,18 @@ export const schema = z.object({
   restBaseUrl: z.string().url().optional(),
   uploadBaseUrl: z.string().url().optional(),
   cdnBaseUrl: z.string().url().optional(),
+  /** Largest file one upload may carry, bytes. */
   maxUploadBytes: z.coerce.number().int().positive(),
   /**
    * A file stored on disk whose declared size is at least this many bytes is answered before its
    * MD5 and SHA-256 are computed: a job computes them after the answer (docs/storage.md). 0 = never.
    */
   digestLaterBytes: z.coerce.number().int().min(0),
+  /** An uploaded file not stored within this long expires. */
   unstoredTtlMs: z.coerce.number().int().positive(),
   /** Accept the official SDKs' identifiers (Uploadcare scheme words, UPLOADCARE_PUB_KEY, vendor media type). */
   sdkAliases: bool,
+  /** TLS certificate and key (PEM files): all three surfaces then listen with HTTPS. */
   tlsCertFile: z.string().optional(),
   tlsKeyFile: z.string().optional(),
   /** Peers whose X-Forwarded-Proto (REST) and X-Forwarded-For (Upload API client address) are believed (IP addresses or CIDRs). */
@@ -54,6 +60,7 @@ export const schema = z.object({
   metricsPort: port.optional(),
   /** Networks the outbound client may reach despite the SSRF guard. */
   outboundAllow: csv,
+  /** Job queue poll period: a fallback, since enqueued jobs wake the workers at once (other PostgreSQL nodes by NOTIFY). */
   jobPollMs: z.coerce.number().int().positive(),
   /** How often some node sweeps expired unstored files. */
   expirySweepMs: z.coerce.number().int().positive(),
@@ -65,6 +72,7 @@ export const schema = z.object({
   pgRowCache: bool,
   /** PostgreSQL schema (created if missing); isolates tenants or test runs sharing a database. */
   databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _').optional(),
+  /** Log level (pino). */
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   /** Uploads feature: unfinished multipart uploads expire (and their parts are reclaimed) after this. */
   multipartTtlMs: z.coerce.number().int().positive(),
@@ -116,8 +124,6 @@ export const schema = z.object({
   webhookRetryMaxMs: z.coerce.number().int().positive(),
   /** Webhook retries stop (the delivery is given up) this long after the event. */
   webhookRetryForMs: z.coerce.number().int().positive(),
-  /** Delivery attempt records older than this are pruned. */
-  webhookDeliveryRetentionMs: z.coerce.number().int().positive(),
   /** Webhook deliveries one node runs at once (slots of their own, apart from the other jobs). */
   webhookConcurrency: z.coerce.number().int().positive(),
   /** Webhook deliveries of one project running at once, over all nodes: one slow receiver cannot take every slot. */
@@ -130,6 +136,7 @@ export const schema = z.object({
   s3Bucket: z.string().optional(),
   /** Scale-out: S3 endpoint URL for MinIO/R2/…; empty means AWS itself. */
   s3Endpoint: z.string().url().optional(),
+  /** Scale-out: the S3 region. */
   s3Region: z.string().min(1),
   /** Scale-out: endpoint in presigned multipart part URLs, when clients reach the store by another address than nodes do. */
   s3PublicEndpoint: z.string().url().optional(),
@@ -173,11 +180,15 @@ export const schema = z.object({
   convertVideoTimeoutMs: z.coerce.number().int().min(100),
   /** Largest source a conversion accepts (bytes). */
   convertMaxBytes: z.coerce.number().int().positive(),
-  /** Optional plugins the operator installs (`stowage plugin install …`); empty = <dataDir>/plugins. */
+  /** Optional plugins the operator installs (`stowage plugin install …`); empty = `<dataDir>/plugins`. */
   pluginsDir: z.string(),
   /** remove_bg: the plugin's model (small, medium, large) and the most memory its process may use. */
   removeBgModel: z.enum(['small', 'medium', 'large']),
   removeBgMaxRssBytes: z.coerce.number().int().min(256 * 1024 ** 2),
+  /** Detection: detector worker threads (each loads its own copy of the models). */
+  detectThreads: z.coerce.number().int().min(1),
+  /** Detection: bound of one detection outside a CDN render (the add-ons), model loading included. */
+  detectTimeoutMs: z.coerce.number().int().min(100),
   /** Dashboard: a token that signs in to any project's dashboard (with its public key); unset: key logins only. */
   dashboardAdminToken: z.string().min(32, 'at least 32 characters').optional(),
   /** Dashboard: how long a sign-in lasts. */

@@ -9,9 +9,11 @@ import type { JobHandler } from '../jobs/worker.js';
 import type { WebhookRepo } from './repo.js';
 
 export const PRUNE_PERIOD_MS = 3600_000;
+/** How long a delivery's attempt records stay readable (`GET /webhooks/{id}/deliveries/`, the dashboard). */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3600_000;
 
 export function pruneHandler(ctx: AppContext, repo: WebhookRepo): JobHandler<'webhooks.prune'> {
   return {
-    run: () => repo.pruneDeliveries(nowUs() - ctx.config.webhookDeliveryRetentionMs * 1000),
+    run: () => repo.pruneDeliveries(nowUs() - DELIVERY_RETENTION_MS * 1000),
   };
 }

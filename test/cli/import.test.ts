@@ -26,9 +26,9 @@ interface CliRun {
 }
 
 /** Runs `stowage import` against the target's store; `onStart` gets the child (to kill it). */
-function runImport(args: string[], onStart: (kill: () => void) => void = () => undefined): Promise<CliRun> {
+function runImport(args: string[], onStart: (kill: () => void) => void = () => undefined, env: Record<string, string> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'import', '--progress-interval', '1', ...args], { env: target.server.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'import', '--progress-interval', '1', ...args], { env: { ...target.server.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -190,6 +190,10 @@ describe('stowage import (Stowage to Stowage)', () => {
     const badKeys = await runImport(sourceArgs({ public_key: source.keys.public_key, secret_key: 'f'.repeat(40) }, target.keys.public_key));
     expect(badKeys.status).toBe(1);
     expect(badKeys.stdout).toMatch(/listing files\/\?limit=100&include=appdata: GET \/files\/\?limit=100&include=appdata: HTTP 401/);
+    // The secret may come from the environment instead of the command line: it reaches the source.
+    const fromEnv = await runImport(['--project', target.keys.public_key, '--pub-key', source.keys.public_key, '--from-rest', source.rest], undefined, { STOWAGE_IMPORT_SECRET_KEY: 'f'.repeat(40) });
+    expect(fromEnv.status).toBe(1);
+    expect(fromEnv.stdout).toMatch(/HTTP 401/);
   });
 });
 

@@ -1,17 +1,22 @@
 /**
  * The detector pool: worker threads (worker.ts) that run the models, so inference never holds
- * the main thread. Created on first use with STOWAGE_DETECT_THREADS threads (default 1: models
+ * the main thread. Created on first use with `detectThreads` threads (STOWAGE_DETECT_THREADS, default 1: models
  * are memory-heavy and each thread loads its own copy), a bounded queue, and a time limit per
  * task (an aborted task's thread is terminated; the next one loads the models again).
  */
 import { Piscina } from 'piscina';
 import { AppError } from '../../core/errors.js';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { Detection, DetectWhat, NsfwScores } from './types.js';
 import type { DetectReply, DetectTask } from './worker.js';
 
-/** One inference, model loading included on a cold thread. */
-export const DETECT_TIMEOUT_MS = Number(process.env['STOWAGE_DETECT_TIMEOUT_MS'] ?? 60_000);
-const THREADS = Math.max(1, Number(process.env['STOWAGE_DETECT_THREADS'] ?? 1) || 1);
+/** The pool's settings; a node sets them from its configuration before the first detection. */
+const settings: { threads: number; timeoutMs: number } = { threads: DEFAULTS.detectThreads, timeoutMs: DEFAULTS.detectTimeoutMs };
+
+export function configureDetectors(config: { detectThreads: number; detectTimeoutMs: number }): void {
+  settings.threads = config.detectThreads;
+  settings.timeoutMs = config.detectTimeoutMs;
+}
 /** Tasks waiting for a thread; past it a request is refused at once instead of piling up. */
 const MAX_QUEUE = 64;
 /** Largest side of the image a face/object detector sees; boxes are scaled back. */
@@ -30,7 +35,7 @@ function workerFile(): string {
 function detectPool(): Piscina<DetectTask, DetectReply> {
   pool ??= new Piscina<DetectTask, DetectReply>({
     filename: workerFile(),
-    maxThreads: THREADS,
+    maxThreads: settings.threads,
     minThreads: 0,
     maxQueue: MAX_QUEUE,
     // Keep loaded models for a while: loading them costs seconds.
@@ -76,7 +81,7 @@ export function detectionRuns(): number {
   return runs;
 }
 
-export async function detectIn(what: DetectWhat, img: RgbImage, timeoutMs = DETECT_TIMEOUT_MS): Promise<Detection[]> {
+export async function detectIn(what: DetectWhat, img: RgbImage, timeoutMs = settings.timeoutMs): Promise<Detection[]> {
   runs++;
   const data = movable(img.data);
   const reply = await runTask({ op: what, data, width: img.width, height: img.height }, timeoutMs, [data.buffer as ArrayBuffer]);
@@ -85,14 +90,14 @@ export async function detectIn(what: DetectWhat, img: RgbImage, timeoutMs = DETE
 }
 
 /** `img` must be NSFW_INPUT x NSFW_INPUT. */
-export async function classifyNsfw(img: RgbImage, timeoutMs = DETECT_TIMEOUT_MS): Promise<NsfwScores> {
+export async function classifyNsfw(img: RgbImage, timeoutMs = settings.timeoutMs): Promise<NsfwScores> {
   const data = movable(img.data);
   const reply = await runTask({ op: 'nsfw', data, width: img.width, height: img.height }, timeoutMs, [data.buffer as ArrayBuffer]);
   if (!('nsfw' in reply)) throw new Error('detector answered without scores');
   return reply.nsfw;
 }
 
-export async function mainColorsOf(img: RgbImage, count: number, timeoutMs = DETECT_TIMEOUT_MS): Promise<[number, number, number][]> {
+export async function mainColorsOf(img: RgbImage, count: number, timeoutMs = settings.timeoutMs): Promise<[number, number, number][]> {
   const data = movable(img.data);
   const reply = await runTask({ op: 'colors', data, width: img.width, height: img.height, count }, timeoutMs, [data.buffer as ArrayBuffer]);
   if (!('colors' in reply)) throw new Error('detector answered without colours');
@@ -100,6 +105,6 @@ export async function mainColorsOf(img: RgbImage, count: number, timeoutMs = DET
 }
 
 /** Loads every model in the pool's thread (bench, and operators who prefer a slow start). */
-export async function warmDetectors(timeoutMs = DETECT_TIMEOUT_MS): Promise<void> {
+export async function warmDetectors(timeoutMs = settings.timeoutMs): Promise<void> {
   await runTask({ op: 'warm' }, timeoutMs);
 }
