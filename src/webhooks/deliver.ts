@@ -123,7 +123,7 @@ export function deliveryHandler(ctx: AppContext, subscriptions: SubscriptionRead
 }
 
 async function attempt(client: OutboundClient, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
-  let res;
+  let res: Awaited<ReturnType<OutboundClient['request']>>;
   try {
     res = await client.request(url, { method: 'POST', headers, body, followRedirects: false });
   } catch (err) {

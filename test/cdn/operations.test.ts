@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import sharp from 'sharp';
 import { useServer } from '../helpers/use-server.js';
 import * as fx from '../media/fixtures.js';
-import { dims, get, near, pixel, put, putFile } from './helpers.js';
+import { dims, get, pixel, put, putFile } from './helpers.js';
 
 const srv = useServer();
 let quad: string; // 200x100 PNG quadrants

@@ -206,6 +206,10 @@ describe('interrupted and resumed import', () => {
   let proxyUrl = '';
   const stalled: http.ServerResponse[] = [];
   let downloads = 0;
+  // The three tests below are the phases of one import, in order (one CLI run each).
+  const uuids: string[] = [];
+  let args: string[] = [];
+  let dst: { call: RestCall } | null = null;
 
   beforeAll(async () => {
     proxy = http.createServer((req, res) => {
@@ -237,19 +241,7 @@ describe('interrupted and resumed import', () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  });
-
-  afterAll(async () => {
-    for (const res of stalled) res.destroy();
-    await new Promise((resolve) => proxy.close(resolve));
-  });
-
-  // The three tests below are the phases of one import, in order (one CLI run each).
-  const uuids: string[] = [];
-  let args: string[] = [];
-  let dst: { call: RestCall } | null = null;
-
-  beforeAll(async () => {
+    // The source project's files, read through the proxy.
     const src = await source.newProject();
     const to = await target.newProject();
     dst = to;
@@ -263,6 +255,11 @@ describe('interrupted and resumed import', () => {
       uuids.push(r.json.file as string);
     }
     args = [...sourceArgs(src.keys, to.keys.public_key), '--from-cdn', proxyUrl, '--concurrency', '1'];
+  });
+
+  afterAll(async () => {
+    for (const res of stalled) res.destroy();
+    await new Promise((resolve) => proxy.close(resolve));
   });
 
   it('a run killed (SIGKILL) in the middle of a file leaves the files before it', async () => {

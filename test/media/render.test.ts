@@ -2,7 +2,6 @@ import { describe, expect, test } from 'vitest';
 import sharp from 'sharp';
 import { parsePlan } from '../../src/media/plan.js';
 import { imageJson, render, type RenderContext, type RenderResult } from '../../src/media/render.js';
-import { AppError } from '../../src/core/errors.js';
 import * as fx from './fixtures.js';
 
 const ctx = (accept?: string, overlays: Record<string, string> = {}): RenderContext => ({

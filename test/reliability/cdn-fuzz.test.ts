@@ -15,7 +15,7 @@ import { CdnUrlGenerator } from './cdn-urls.js';
 import { fuzzAgent, pool, send } from './http-client.js';
 import { fuzzSamples, uploadSamples } from './images.js';
 import { SOAK_ONLY, envNumber, pendingGate, report, sized } from './mode.js';
-import { STALL_THRESHOLD_MS, confirmStall, startProbe, stallsDuring, type Probe, type Stall } from './probe.js';
+import { confirmStall, startProbe, type Probe, type Stall } from './probe.js';
 import { Random, seedFromEnv } from './random.js';
 import { healthy, rssMb, rssSampler } from './server-health.js';
 

@@ -15,7 +15,7 @@
 import { AppError } from '../../core/errors.js';
 import { parseUuid } from '../../core/ids.js';
 import { parsePlan } from '../../media/plan.js';
-import type { CdnRequest, FileRequest, GroupRequest, GroupView } from '../../feature.js';
+import type { CdnRequest, GroupView } from '../../feature.js';
 
 const PCHAR = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
 const GROUP_ID = /^([0-9a-fA-F-]{36})~(\d{1,4})$/;

@@ -224,7 +224,7 @@ export class PipelineStage implements Stage {
         return scaleBoxes(await detectIn(what, rgb, this.deadline.remainingMs()), rgb, size);
       });
     }
-    let rgb;
+    let rgb: Awaited<ReturnType<typeof rgbOf>>;
     if (this.large()) {
       // Materialised in a scratch file, which a clone reads without copying anything here.
       await this.materialise();

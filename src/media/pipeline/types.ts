@@ -33,7 +33,7 @@ export interface OpDef<A> {
   apply(s: Stage, args: A): void | Promise<void>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the table holds operations of every argument type; each one's parse feeds only its own apply
 export type AnyOp = OpDef<any>;
 
 export type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
