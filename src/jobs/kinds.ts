@@ -56,6 +56,8 @@ export interface JobPayloads {
   /** One conversion of a file, by its conversion_jobs row (conversions feature). */
   'convert.document': { token: number };
   'convert.video': { token: number };
+  /** An abandoned S3 multipart upload and its parts (S3 feature). */
+  's3.multipart.expire': { uploadId: string };
   /** Periodic: expired tus uploads and their staged bytes (tus feature). */
   'tus.expire': PeriodicPayload;
 }

@@ -20,7 +20,8 @@ export interface ObjectBody {
 
 export const entityTooLarge = () => s3Error(400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size.');
 
-export function objectBody(r: S3Request, caller: Caller): ObjectBody {
+/** `maxBytes`: a declared length above it is refused before a byte is read. */
+export function objectBody(r: S3Request, caller: Caller, maxBytes = Number.MAX_SAFE_INTEGER): ObjectBody {
   const h = r.req.headers;
   const payload = caller.signed.payloadHash;
   const chunked = payload.startsWith('STREAMING-');
@@ -28,6 +29,7 @@ export function objectBody(r: S3Request, caller: Caller): ObjectBody {
   if (declared === undefined && h['transfer-encoding'] === undefined) throw s3Error(411, 'MissingContentLength', 'You must provide the Content-Length HTTP header.');
   const expected = declared === undefined ? null : Number(declared);
   if (expected !== null && !(Number.isSafeInteger(expected) && expected >= 0)) throw s3Error(400, 'InvalidArgument', 'The content length is not a number.');
+  if (expected !== null && expected > maxBytes) throw entityTooLarge();
   let source: Readable;
   if (chunked) {
     if (![STREAMING_SIGNED, STREAMING_SIGNED_TRAILER, STREAMING_UNSIGNED_TRAILER].includes(payload)) throw s3Error(400, 'InvalidArgument', `Unsupported x-amz-content-sha256: ${payload}`);

@@ -2,13 +2,19 @@
 import type { AppContext } from '../context.js';
 import type { Feature } from '../feature.js';
 import { s3Handler } from './handler.js';
-import { noMultipart } from './multipart-routes.js';
+import { multipartHandlers } from './multipart-routes.js';
+import { PARTS_PREFIX, S3_MULTIPART_EXPIRE_JOB, S3Multipart } from './multipart/service.js';
 import { ObjectService } from './service.js';
 
 export function s3Feature(ctx: AppContext): Feature {
   const service = new ObjectService(ctx);
+  const multipart = new S3Multipart(ctx, service);
   return {
     name: 's3',
-    s3: s3Handler(ctx, service, noMultipart),
+    s3: s3Handler(ctx, service, multipartHandlers(multipart)),
+    jobs: {
+      [S3_MULTIPART_EXPIRE_JOB]: { run: (p) => multipart.forget(p.uploadId) },
+    },
+    blobOwners: [{ prefix: PARTS_PREFIX, referenced: (keys) => multipart.referencedKeys(keys) }],
   };
 }

@@ -38,9 +38,9 @@ export const initiatorOf = (r: S3Request): Initiator => {
 
 export async function putObject(ctx: AppContext, service: ObjectService, r: S3Request, caller: Caller, key: string): Promise<void> {
   const metadata = metadataOf(r.req.headers);
-  const body = objectBody(r, caller);
-  const contentType = typeof r.req.headers['content-type'] === 'string' ? r.req.headers['content-type'] : null;
   const max = Math.min(ctx.config.maxUploadBytes, MAX_PUT_BYTES);
+  const body = objectBody(r, caller, max);
+  const contentType = typeof r.req.headers['content-type'] === 'string' ? r.req.headers['content-type'] : null;
   const file = await service.put(caller.project, body.source, max, entityTooLarge, { key, contentType, metadata, initiator: initiatorOf(r) }, (put) => body.verify(put));
   r.res.writeHead(200, { etag: `"${file.md5}"`, 'content-length': 0 }).end();
 }
