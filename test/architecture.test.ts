@@ -73,6 +73,29 @@ function httpProblems(rel: string, text: string): string[] {
     .map((target) => `${rel} imports the feature module ${target}`);
 }
 
+/** Folders that are not features: the kernel, the servers, the commands and the configuration. */
+const NOT_FEATURES = new Set([...KERNEL, 'http', 'cli', 'import', 'doctor', 'config']);
+
+/**
+ * The src/http/ modules a feature may import: the route seams and the helpers every feature shares
+ * (CONTRIBUTING.md, "Adding a REST or Upload route"). Never a server module.
+ */
+const FEATURE_HTTP_MODULES = new Set([
+  'http/common/route.js', 'http/common/json.js', 'http/common/openapi/wire-schemas.js', 'http/common/trust.js', 'http/common/disk-space.js',
+  'http/rest/route.js', 'http/rest/query.js', 'http/rest/pagination.js', 'http/rest/version.js', 'http/rest/session-header.js',
+  'http/upload/route.js', 'http/upload/params.js', 'http/upload/fields.js', 'http/upload/errors.js', 'http/upload/limits.js', 'http/upload/request-flow.js',
+  'http/cdn/errors.js', 'http/cdn/headers.js', 'http/cdn/file-ref.js', 'http/cdn/access.js',
+  'http/s3/errors.js',
+]);
+
+function featureHttpProblems(rel: string, text: string): string[] {
+  if (!rel.includes('/') || NOT_FEATURES.has(folderOf(rel))) return [];
+  return specifiers(text)
+    .map((spec) => resolved(rel, spec))
+    .filter((target): target is string => target !== null && target.startsWith('http/') && !FEATURE_HTTP_MODULES.has(target))
+    .map((target) => `${rel} imports ${target}: not one of the http/ modules features share (FEATURE_HTTP_MODULES in test/architecture.test.ts)`);
+}
+
 /** A module that registers routes on a Fastify instance. */
 function isRouteModule(text: string): boolean {
   // Plain Fastify registrations, or described routes (src/http/common/route.ts, docs/openapi.md).
@@ -152,6 +175,14 @@ describe('the checks catch what they look for', () => {
     expect(httpProblems('groups/rest.ts', "import { sendJson } from '../http/common/json.js';")).toEqual([]);
   });
 
+  it('a feature importing an http/ module outside the shared ones', () => {
+    expect(featureHttpProblems('groups/rest.ts', "import { sendJson } from '../http/common/json.js';\nimport { restRoute } from '../http/rest/route.js';")).toEqual([]);
+    expect(featureHttpProblems('groups/rest.ts', "import { buildRestServer } from '../http/rest/server.js';")).toHaveLength(1);
+    expect(featureHttpProblems('files/list/batched/repo.ts', "import type { X } from '../../../http/upload/server.js';")).toHaveLength(1);
+    expect(featureHttpProblems('app.ts', "import { buildRestServer } from './http/rest/server.js';")).toEqual([]);
+    expect(featureHttpProblems('media/render.ts', "import { x } from '../http/cdn/server.js';")).toEqual([]);
+  });
+
   it('route modules holding repositories or the raw handle', () => {
     const route = (body: string) => `export function routes(ctx) { return async (app) => { app.get('/x/', async () => ${body}); }; }`;
     expect(routeProblems('webhooks/rest.ts', `import type { WebhookRepo } from './repo.js';\n${route('1')}`)).toHaveLength(1);
@@ -196,6 +227,10 @@ describe('src/ keeps the layout', () => {
 
   it('has no loop between folders', () => {
     expect(folderCycles(folderGraph(files))).toEqual([]);
+  });
+
+  it('has features importing only the shared http/ modules', () => {
+    expect(files.flatMap((f) => featureHttpProblems(f.rel, f.text))).toEqual([]);
   });
 
   it('has src/http/ importing no feature folder', () => {

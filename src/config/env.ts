@@ -1,7 +1,10 @@
 /** Where a setting comes from besides the defaults: its environment variable and its command-line flag. */
 import type { Config } from './schema.js';
 
-/** Environment variable for each key (STOWAGE_ + upper snake case). */
+/**
+ * Environment variable for each key (STOWAGE_ + upper snake case). A new key also gets its group in
+ * SETTING_GROUPS below; then `npm run docs:config` regenerates docs/configuration.md.
+ */
 export const ENV_NAMES: Record<keyof Config, string> = {
   dataDir: 'STOWAGE_DATA_DIR',
   host: 'STOWAGE_HOST',
