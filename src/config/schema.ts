@@ -20,7 +20,7 @@ const csv = z
 export const schema = z.object({
   /** Data directory: the SQLite file, blobs, caches, temporary files. */
   dataDir: z.string().min(1),
-  /** Listen address of the three surfaces. */
+  /** Listen address of every surface. */
   host: z.string().min(1),
   /** REST API, Upload API and CDN ports (0 = any free port). */
   restPort: port,
