@@ -30,6 +30,7 @@ import { nodeGauges } from './http/common/node-gauges.js';
 import { applyRequestTimeouts, requestTimeoutsFor } from './http/common/timeouts.js';
 import { closeRedis, openRedis, waitForRedis } from './net/redis.js';
 import { configureDetectors } from './media/detect/pool.js';
+import { sandboxAvailability, setToolPolicy } from './core/launcher/sandbox.js';
 
 export interface RunningApp {
   ctx: AppContext;
@@ -41,6 +42,11 @@ export interface RunningApp {
 }
 
 export async function startApp(config: Config, log: Logger = createLogger(config)): Promise<RunningApp> {
+  setToolPolicy({ sandbox: config.toolSandbox, memoryBytes: config.toolMemoryBytes });
+  // A node that cannot confine its tools refuses to run them: said once at start, not per job.
+  void sandboxAvailability().then((r) => {
+    if (!r.ok && config.toolSandbox === 'required') log.warn({ reason: r.reason }, 'tool sandbox unavailable: document and video conversion, gif2video and video facts at upload are refused (stowage doctor)');
+  });
   const { db, projects } = await openStores(config, log);
   const blobs = await openBlobStore(config);
   const files = new FileService(db, blobs);

@@ -6,5 +6,6 @@
 import type { DoctorCheck } from './doctor/check.js';
 import { systemChecks } from './doctor/system.js';
 import { addonDoctorChecks } from './addons/doctor.js';
+import { sandboxCheck } from './doctor/sandbox.js';
 
-export const doctorChecks: DoctorCheck[] = [...systemChecks, ...addonDoctorChecks];
+export const doctorChecks: DoctorCheck[] = [...systemChecks, sandboxCheck, ...addonDoctorChecks];

@@ -77,6 +77,8 @@ export const DEFAULTS = {
   convertDocumentTimeoutMs: 120_000,
   convertVideoTimeoutMs: 600_000,
   convertMaxBytes: 1024 ** 3,
+  toolSandbox: 'required',
+  toolMemoryBytes: 1024 ** 3,
   pluginsDir: '',
   removeBgModel: 'medium',
   removeBgMaxRssBytes: 3 * 1024 ** 3,

@@ -180,6 +180,10 @@ export const schema = z.object({
   convertVideoTimeoutMs: z.coerce.number().int().min(100),
   /** Largest source a conversion accepts (bytes). */
   convertMaxBytes: z.coerce.number().int().positive(),
+  /** Tools reading untrusted files (LibreOffice, poppler, ffmpeg): confined by bubblewrap (`required`) or not (`off`). */
+  toolSandbox: z.enum(['required', 'off']),
+  /** The most memory one process of such a tool may use (RSS, and RLIMIT_DATA), bytes. */
+  toolMemoryBytes: z.coerce.number().int().min(64 * 1024 ** 2),
   /** Optional plugins the operator installs (`stowage plugin install …`); empty = `<dataDir>/plugins`. */
   pluginsDir: z.string(),
   /** remove_bg: the plugin's model (small, medium, large) and the most memory its process may use. */

@@ -2,7 +2,9 @@
  * Document conversion with LibreOffice headless (office formats, PDF) and poppler (pages of a
  * PDF as images, PDF text). Every soffice process gets a private profile, HOME and TMPDIR inside
  * the job's work directory, so concurrent conversions never share state and removing the work
- * directory removes everything they wrote.
+ * directory removes everything they wrote. Every tool is confined to the work directory
+ * (src/core/launcher/sandbox.ts): whatever a document links to, it reaches no network address
+ * and no other file; the profile also tells LibreOffice never to update links nor run macros.
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { DocumentFormat, DocumentTarget } from './paths.js';
 import { isImageTarget, type SourceDocument } from './formats.js';
 import { runTool, ToolError } from './tool.js';
+import { writeSafeProfile } from './profile.js';
 
 export interface ConvertedFile {
   path: string;
@@ -65,6 +68,8 @@ export interface DocumentJob {
 }
 
 const remaining = (deadline: number): number => Math.max(1, deadline - Date.now());
+/** Every tool of a job sees the job's work directory (its input is copied in there) and nothing else of ours. */
+const inWork = (job: Pick<DocumentJob, 'workDir'>) => ({ read: [], write: [job.workDir] });
 
 export async function convertDocument(job: DocumentJob): Promise<ConvertedFile[]> {
   const inDir = path.join(job.workDir, 'in');
@@ -75,14 +80,14 @@ export async function convertDocument(job: DocumentJob): Promise<ConvertedFile[]
   if (!isImageTarget(format)) {
     if (format === 'txt' && job.source.kind === 'pdf') {
       const out = path.join(job.workDir, 'document.txt');
-      await runTool('pdftotext', ['-enc', 'UTF-8', input, out], { timeoutMs: remaining(job.deadline), what: 'pdftotext' });
+      await runTool('pdftotext', ['-enc', 'UTF-8', input, out], { timeoutMs: remaining(job.deadline), access: inWork(job), what: 'pdftotext' });
       return [{ path: out, ext: 'txt', contentType: CONTENT_TYPES['txt']!, page: null }];
     }
     const out = await soffice(input, job.source, format, job);
     return [{ path: out, ext: format, contentType: CONTENT_TYPES[format]!, page: null }];
   }
   const pdf = job.source.kind === 'pdf' ? input : await soffice(input, job.source, 'pdf', job);
-  const sizes = await pageSizes(pdf, job.deadline);
+  const sizes = await pageSizes(pdf, job);
   if (sizes.length === 0) throw new ToolError('The document has no pages.', true);
   const wanted = job.target.page ?? 1;
   if (!job.allPages && wanted > sizes.length) throw new ToolError(`Page ${wanted} is out of range: the document has ${sizes.length} page(s).`, true);
@@ -92,6 +97,16 @@ export async function convertDocument(job: DocumentJob): Promise<ConvertedFile[]
   for (const page of pages) out.push(await renderPage(pdf, page, sizes[page - 1]!, job));
   return out;
 }
+
+/**
+ * Import filters named rather than guessed. HTML opens in Writer proper (not Writer/Web), which
+ * exports every office format. CSV: comma-separated, `"` quotes, UTF-8 (76), from line 1; without
+ * the options the text import wants a dialog a headless soffice cannot show, and the load fails.
+ */
+const INFILTER: Record<string, string> = {
+  html: 'HTML (StarWriter)',
+  csv: 'CSV:44,34,76,1',
+};
 
 /** A crashed soffice is run again only if at least this much of the job's time is left. */
 const SOFFICE_RETRY_MIN_MS = 5_000;
@@ -106,12 +121,13 @@ async function soffice(input: string, source: SourceDocument, format: DocumentFo
   const args = (profile: string) => [
     `-env:UserInstallation=${pathToFileURL(path.join(job.workDir, profile)).href}`,
     '--headless', '--invisible', '--norestore', '--nolockcheck', '--nodefault', '--nologo',
-    // HTML opens in Writer proper (not Writer/Web), which exports every office format.
-    ...(source.name === 'html' ? ['--infilter=HTML (StarWriter)'] : []),
+    ...(INFILTER[source.name] ? [`--infilter=${INFILTER[source.name]}`] : []),
     '--convert-to', filter, '--outdir', outDir, input,
   ];
   const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, TMPDIR: path.join(home, 'tmp'), LANG: 'C.UTF-8' };
-  const run = await runTool('soffice', args('profile'), { timeoutMs: remaining(job.deadline), env, what: 'LibreOffice' }).catch(async (err: unknown) => {
+  const options = { timeoutMs: remaining(job.deadline), env, access: inWork(job), what: 'LibreOffice' };
+  await writeSafeProfile(path.join(job.workDir, 'profile'));
+  const run = await runTool('soffice', args('profile'), options).catch(async (err: unknown) => {
     // LibreOffice now and then aborts while it starts (exit 134, "terminate called after throwing
     // an instance of 'com::sun::star::lang::WrappedTargetRuntimeException'": seen in CI with four
     // starting at once on a fresh machine). A crash is not the document's fault: one more try, with
@@ -119,7 +135,8 @@ async function soffice(input: string, source: SourceDocument, format: DocumentFo
     if (!(err instanceof ToolError && err.crashed) || remaining(job.deadline) < SOFFICE_RETRY_MIN_MS) throw err;
     await fsp.rm(outDir, { recursive: true, force: true });
     await fsp.mkdir(outDir, { recursive: true });
-    return runTool('soffice', args('profile-retry'), { timeoutMs: remaining(job.deadline), env, what: 'LibreOffice' });
+    await writeSafeProfile(path.join(job.workDir, 'profile-retry'));
+    return runTool('soffice', args('profile-retry'), { ...options, timeoutMs: remaining(job.deadline) });
   });
   const produced = await fsp.readdir(outDir);
   if (produced.length !== 1) {
@@ -131,14 +148,15 @@ async function soffice(input: string, source: SourceDocument, format: DocumentFo
 }
 
 /** Each page's size in points (pdfinfo), in page order. */
-async function pageSizes(pdf: string, deadline: number): Promise<Array<{ w: number; h: number }>> {
-  const info = await runTool('pdfinfo', [pdf], { timeoutMs: remaining(deadline), what: 'pdfinfo' }).catch((err: unknown) => {
+async function pageSizes(pdf: string, job: DocumentJob): Promise<Array<{ w: number; h: number }>> {
+  const access = inWork(job);
+  const info = await runTool('pdfinfo', [pdf], { timeoutMs: remaining(job.deadline), access, what: 'pdfinfo' }).catch((err: unknown) => {
     throw err instanceof ToolError ? new ToolError('The PDF could not be read (it may be corrupt).', true) : err;
   });
   const count = Number(/^Pages:\s+(\d+)/m.exec(info.stdout)?.[1] ?? 0);
   if (count === 0) return [];
   const last = Math.min(count, MAX_PAGES + 1);
-  const detail = await runTool('pdfinfo', ['-f', '1', '-l', String(last), pdf], { timeoutMs: remaining(deadline), what: 'pdfinfo' });
+  const detail = await runTool('pdfinfo', ['-f', '1', '-l', String(last), pdf], { timeoutMs: remaining(job.deadline), access, what: 'pdfinfo' });
   const sizes = new Map<number, { w: number; h: number }>();
   for (const m of detail.stdout.matchAll(/^Page\s+(\d+)\s+size:\s+([\d.]+)\s+x\s+([\d.]+)/gm)) sizes.set(Number(m[1]), { w: Number(m[2]), h: Number(m[3]) });
   const fallback = sizes.get(1) ?? { w: 612, h: 792 };
@@ -154,7 +172,7 @@ async function renderPage(pdf: string, page: number, size: { w: number; h: numbe
   const quality = job.target.quality ?? (format === 'enhanced.jpg' ? 95 : 85);
   const prefix = path.join(job.workDir, `page-${page}`);
   const args = ['-f', String(page), '-l', String(page), '-r', String(dpi), '-singlefile', ...(jpeg ? ['-jpeg', '-jpegopt', `quality=${quality}`] : ['-png']), pdf, prefix];
-  await runTool('pdftoppm', args, { timeoutMs: remaining(job.deadline), what: 'pdftoppm' });
+  await runTool('pdftoppm', args, { timeoutMs: remaining(job.deadline), access: inWork(job), what: 'pdftoppm' });
   const ext = jpeg ? 'jpg' : 'png';
   return { path: `${prefix}.${ext}`, ext, contentType: CONTENT_TYPES[ext]!, page };
 }

@@ -1,7 +1,8 @@
 /**
  * Video conversion through ffmpeg: size modes, quality, container, cut, and N thumbnails taken
  * evenly over the result. Arguments are built here (pure, `videoArgs`) and run with tool.ts: a
- * child process in its own group, killed at the job's deadline.
+ * child process in its own group, confined to its input and the job's work directory, killed at
+ * the job's deadline. The input's demuxer is the one ffprobe found among the allowed containers.
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { probeVideo } from '../media/pipeline/video-probe.js';
 import type { VideoFormat, VideoQuality, VideoTarget } from './paths.js';
 import { runTool, ToolError } from './tool.js';
 import type { ConvertedFile } from './document.js';
+import { demuxerFor, pinnedInput } from '../media/pipeline/ffmpeg-input.js';
 
 const X264_CRF: Record<VideoQuality, number> = { best: 18, better: 21, normal: 23, lighter: 27, lightest: 31 };
 const VP9_CRF: Record<VideoQuality, number> = { best: 24, better: 30, normal: 34, lighter: 40, lightest: 46 };
@@ -35,8 +37,8 @@ export function sizeFilter(size: VideoTarget['size']): string {
   }
 }
 
-/** ffmpeg arguments converting `input` to `output` as `target` says. */
-export function videoArgs(input: string, output: string, target: VideoTarget, hasAudio: boolean): string[] {
+/** ffmpeg arguments converting `input` (read by `demuxer`) to `output` as `target` says. */
+export function videoArgs(input: string, demuxer: string | null, output: string, target: VideoTarget, hasAudio: boolean): string[] {
   const cut = target.cut;
   const seek = cut && cut.startMs > 0 ? ['-ss', (cut.startMs / 1000).toFixed(3)] : [];
   const length = cut && cut.lengthMs !== null ? ['-t', (cut.lengthMs / 1000).toFixed(3)] : [];
@@ -47,7 +49,7 @@ export function videoArgs(input: string, output: string, target: VideoTarget, ha
     ogg: ['-c:v', 'libtheora', '-q:v', String(THEORA_Q[q]), '-pix_fmt', 'yuv420p', ...(hasAudio ? ['-c:a', 'libvorbis', '-q:a', '4'] : [])],
   };
   return [
-    '-hide_banner', '-loglevel', 'error', '-nostdin', '-protocol_whitelist', 'file',
+    '-hide_banner', '-loglevel', 'error', '-nostdin', ...pinnedInput(demuxer),
     ...seek, '-i', input, ...length,
     '-map', '0:v:0', ...(hasAudio ? ['-map', '0:a:0'] : ['-an']), '-sn', '-dn', '-map_metadata', '-1',
     '-vf', sizeFilter(target.size),
@@ -75,7 +77,8 @@ export async function convertVideo(job: VideoJob): Promise<{ video: ConvertedFil
   }
   await fsp.mkdir(job.workDir, { recursive: true });
   const output = path.join(job.workDir, `video.${job.target.format}`);
-  await runTool('ffmpeg', videoArgs(job.input, output, job.target, source.audio.length > 0), { timeoutMs: remaining(job.deadline), what: 'ffmpeg' });
+  const access = { read: [job.input], write: [job.workDir] };
+  await runTool('ffmpeg', videoArgs(job.input, demuxerFor(source.format), output, job.target, source.audio.length > 0), { timeoutMs: remaining(job.deadline), access, what: 'ffmpeg' });
   const result = await probeVideo(output, job.target.format, Math.min(remaining(job.deadline), 20_000));
   if (!result && Date.now() >= job.deadline) throw new ToolError('ffprobe was stopped: the conversion took longer than its time limit.', true);
   if (!result) throw new ToolError('ffmpeg produced no readable video.', true);
@@ -87,14 +90,17 @@ export async function convertVideo(job: VideoJob): Promise<{ video: ConvertedFil
 async function thumbnails(video: string, info: VideoInfo, job: VideoJob): Promise<ConvertedFile[]> {
   const n = job.target.thumbs;
   const out: ConvertedFile[] = [];
+  const access = { read: [], write: [job.workDir] };
+  const input = [...pinnedInput(demuxerFor(job.target.format)), '-i', video];
   for (let i = 0; i < n; i++) {
     const at = ((info.duration / 1000) * (i + 0.5)) / n;
     const file = path.join(job.workDir, `thumb-${i}.jpg`);
-    const args = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-protocol_whitelist', 'file', '-ss', at.toFixed(3), '-i', video, '-frames:v', '1', '-q:v', '3', '-threads', '1', '-y', file];
-    await runTool('ffmpeg', args, { timeoutMs: remaining(job.deadline), what: 'ffmpeg (thumbnail)' });
+    const frame = ['-frames:v', '1', '-q:v', '3', '-threads', '1', '-y', file];
+    const options = { timeoutMs: remaining(job.deadline), access, what: 'ffmpeg (thumbnail)' };
+    await runTool('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', '-ss', at.toFixed(3), ...input, ...frame], options);
     // A seek past the last frame (very short videos) writes nothing: take the first frame instead.
     if (!(await fsp.stat(file).then((s) => s.size > 0).catch(() => false))) {
-      await runTool('ffmpeg', [...args.slice(0, 6), '-i', video, '-frames:v', '1', '-q:v', '3', '-threads', '1', '-y', file], { timeoutMs: remaining(job.deadline), what: 'ffmpeg (thumbnail)' });
+      await runTool('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-nostdin', ...input, ...frame], { ...options, timeoutMs: remaining(job.deadline) });
     }
     out.push({ path: file, ext: 'jpg', contentType: 'image/jpeg', page: i + 1 });
   }

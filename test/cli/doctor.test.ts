@@ -54,6 +54,14 @@ describe('stowage doctor', () => {
     // LibreOffice is optional on this machine's CI list: the report must match what is installed.
     expect(reports.get('libreoffice')?.status).toBe(installed('soffice') ? 'ok' : 'missing');
     expect(reports.get('add-on uc_clamav_virus_scan')).toBeDefined();
+    expect(reports.get('tool sandbox')).toMatchObject({ status: 'ok', disables: null });
+    expect(reports.get('tool sandbox')?.detail).toMatch(/^active \(bubblewrap: no network, .*\); memory bound 1024 MiB per process$/);
+  });
+
+  it('says when the tool sandbox is off on purpose', async () => {
+    const r = await doctor({ STOWAGE_TOOL_SANDBOX: 'off' }, []);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^off +tool sandbox +not configured\n +-> without it: confinement of LibreOffice, poppler and ffmpeg\. .*Off \(STOWAGE_TOOL_SANDBOX=off\): those tools run unconfined/m);
   });
 
   it('says what each missing optional piece disables, and still exits 0', async () => {
@@ -70,6 +78,8 @@ describe('stowage doctor', () => {
     expect(reports.get('libreoffice')).toMatchObject({ status: 'missing', detail: 'soffice is not installed (not found on PATH)' });
     expect(reports.get('libreoffice')?.disables).toMatch(/document conversion/);
     expect(reports.get('fonts')?.status).toBe('missing');
+    expect(reports.get('tool sandbox')).toMatchObject({ status: 'missing', detail: 'prlimit (util-linux) is not installed' });
+    expect(reports.get('tool sandbox')?.disables).toMatch(/document and video conversion, gif2video and video facts at upload are refused/);
     expect(reports.get('fonts')?.disables).toMatch(/text overlay/);
     expect(reports.get('redis')).toMatchObject({ status: 'missing' });
     expect(reports.get('redis')?.detail).toMatch(/^not reachable at redis:\/\/127\.0\.0\.1:1/);

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { useServer } from '../helpers/use-server.js';
 import { png } from '../groups/helpers.js';
-import { makeDocx, makePdf, pdfPages, waitForJob } from './helpers.js';
+import { makeDocx, makePdf, pdfPages, pdfText, unzipText, waitForJob } from './helpers.js';
 
 const s = useServer({ env: { STOWAGE_CONVERT_DOCUMENT_CONCURRENCY: '2' } });
 let docx: string;
@@ -152,5 +152,21 @@ describe('document conversion', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/^LibreOffice could not convert the docx document/);
     expect((await s.call('GET', `/files/${pdf}/`)).status).toBe(200);
+  });
+});
+
+describe('CSV', () => {
+  it('the plainest CSV converts to PDF and XLSX', { timeout: 300_000 }, async () => {
+    const csv = await s.uploadFile('plain.csv', 'a,b\n1,2\n', { type: 'text/csv' });
+    const r = await convert({ paths: [`${csv}/document/-/format/pdf/`, `${csv}/document/-/format/xlsx/`] });
+    expect(r.json.problems).toEqual({});
+    const [toPdf, toXlsx] = await Promise.all(r.json.result.map((x: { token: number }) => waitForJob(s.call, 'document', x.token)));
+    expect(toPdf, JSON.stringify(toPdf)).toMatchObject({ status: 'finished', error: null });
+    expect(toXlsx, JSON.stringify(toXlsx)).toMatchObject({ status: 'finished', error: null });
+    expect(pdfText(await cdnBytes(toPdf!.result.uuid))).toMatch(/a\s+b\s+1\s+2/);
+    // The workbook holds the two rows as cells: "a" and "b" as shared strings, 1 and 2 as numbers.
+    const xlsx = await unzipText(await cdnBytes(toXlsx!.result.uuid));
+    expect(xlsx['xl/sharedStrings.xml']).toMatch(/<t[^>]*>a<\/t>.*<t[^>]*>b<\/t>/s);
+    expect(xlsx['xl/worksheets/sheet1.xml']).toMatch(/<v>1<\/v>.*<v>2<\/v>/s);
   });
 });

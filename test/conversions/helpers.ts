@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import yazl from 'yazl';
+import yauzl from 'yauzl';
 import { expect } from 'vitest';
 import type { restClient } from '../helpers/rest.js';
 
@@ -82,4 +83,38 @@ export function pdfPages(data: Buffer): number {
   } finally {
     fs.rmSync(file, { force: true });
   }
+}
+
+/** The text of a PDF (pdftotext). */
+export function pdfText(data: Buffer): string {
+  const file = path.join(os.tmpdir(), `stowage-test-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.pdf`);
+  fs.writeFileSync(file, data);
+  try {
+    return execFileSync('pdftotext', ['-enc', 'UTF-8', file, '-']).toString();
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+/** Every entry of a zip (an OOXML or ODF file) as UTF-8 text, by name. */
+export async function unzipText(data: Buffer): Promise<Record<string, string>> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => yauzl.fromBuffer(data, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z))));
+  const out: Record<string, string> = {};
+  await new Promise<void>((resolve, reject) => {
+    zip.on('entry', (entry: yauzl.Entry) => {
+      zip.openReadStream(entry, (err, stream) => {
+        if (err) return reject(err);
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          out[entry.fileName] = Buffer.concat(chunks).toString('utf8');
+          zip.readEntry();
+        });
+      });
+    });
+    zip.on('end', resolve);
+    zip.on('error', reject);
+    zip.readEntry();
+  });
+  return out;
 }

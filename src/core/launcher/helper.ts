@@ -13,6 +13,7 @@
  */
 import { spawn, type ChildProcess, type Serializable } from 'node:child_process';
 import type { ChildMessage, FromHelper, KillRequest, LaunchRequest, OutputStream, StdinChunk, ToHelper } from './protocol.js';
+import { RssWatch } from './rss-watch.js';
 
 interface Running {
   child: ChildProcess;
@@ -22,6 +23,7 @@ interface Running {
 }
 
 const running = new Map<number, Running>();
+const memory = new RssWatch();
 
 function send(message: FromHelper): void {
   // After the server has gone there is nobody to tell.
@@ -84,11 +86,14 @@ function launch(req: LaunchRequest): void {
   child.once('exit', () => {
     if (run.group) signal(run, 'SIGKILL');
   });
+  // A group over its memory bound is killed as a whole; the end says why.
+  if (req.group && req.maxRssBytes !== null && child.pid !== undefined) memory.watch(child.pid, req.maxRssBytes, () => signal(run, 'SIGKILL'));
   child.once('close', (code, sig) => {
     running.delete(req.id);
+    const watched = child.pid !== undefined ? memory.unwatch(child.pid) : { overMemory: false, peakRssBytes: 0 };
     if (run.done) return;
     run.done = true;
-    send({ type: 'closed', id: req.id, code, signal: sig });
+    send({ type: 'closed', id: req.id, code, signal: sig, ...watched });
   });
   if (child.pid !== undefined) send({ type: 'started', id: req.id, pid: child.pid });
 }

@@ -28,11 +28,21 @@ export interface LaunchOptions {
   inheritOutput?: boolean;
   /** For a Node program: an IPC channel (`advanced` serialization); its messages arrive here. */
   onMessage?: (payload: unknown) => void;
+  /** With `group`: the whole group is killed once one of its processes' RSS passes this (bytes). */
+  maxRssBytes?: number;
 }
 
 /** How a launch ended: the child's exit, or why it never ran (or was lost with the helper). */
 export type Exit =
-  | { started: true; code: number | null; signal: NodeJS.Signals | null }
+  | {
+      started: true;
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      /** Killed for passing `maxRssBytes`. */
+      overMemory: boolean;
+      /** The largest RSS of one of its processes seen while it ran (with `maxRssBytes`), else 0. */
+      peakRssBytes: number;
+    }
   | { started: false; code: string; message: string };
 
 export interface Launched {
@@ -90,6 +100,7 @@ class Launcher {
       type: 'launch', id, cmd, args, cwd: options.cwd, env: plainEnv(options.env ?? process.env), group: options.group ?? false,
       stdin: options.stdin !== undefined, relay, maxOutputBytes: options.maxOutputBytes ?? Number.MAX_SAFE_INTEGER,
       inheritOutput: options.inheritOutput ?? false, ipc: options.onMessage !== undefined,
+      maxRssBytes: options.group && options.maxRssBytes !== undefined ? options.maxRssBytes : null,
     } satisfies LaunchRequest);
     if (options.stdin !== undefined) void this.sendInput(helper, id, options.stdin);
     const live = (): boolean => this.runs.has(id) && this.helper === helper;
@@ -150,7 +161,7 @@ class Launcher {
     else if (message.type === 'output') deliver(run.options, message.stream, message.data);
     else if (message.type === 'message') run.options.onMessage?.(message.payload);
     else if (message.type === 'failed') run.settle({ started: false, code: message.code, message: message.message });
-    else run.settle({ started: true, code: message.code, signal: message.signal });
+    else run.settle({ started: true, code: message.code, signal: message.signal, overMemory: message.overMemory, peakRssBytes: message.peakRssBytes });
   }
 
   /** Children of a dead helper may outlive it: kill them here, and end their runs. */

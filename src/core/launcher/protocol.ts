@@ -24,6 +24,8 @@ export interface LaunchRequest {
   inheritOutput: boolean;
   /** A Node child with an IPC channel (`advanced` serialization): `message`s are relayed both ways. */
   ipc: boolean;
+  /** With `group`: the group is killed once any of its processes' RSS passes this (bytes). */
+  maxRssBytes: number | null;
 }
 
 /** A piece of the child's input; `data: null` closes its stdin. */
@@ -53,4 +55,4 @@ export type FromHelper =
   | { type: 'failed'; id: number; code: string; message: string }
   | { type: 'output'; id: number; stream: OutputStream; data: Uint8Array }
   | ChildMessage
-  | { type: 'closed'; id: number; code: number | null; signal: NodeJS.Signals | null };
+  | { type: 'closed'; id: number; code: number | null; signal: NodeJS.Signals | null; overMemory: boolean; peakRssBytes: number };

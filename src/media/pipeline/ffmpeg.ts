@@ -1,14 +1,16 @@
 /**
  * gif2video: an animated GIF to MP4 (H.264) or WebM (VP9) through the ffmpeg binary (Debian
  * package `ffmpeg`). The allowed companions (preview, resize, crop, scale_crop, quality, format)
- * become an ffmpeg filter chain computed from the GIF's header size, in URL order.
+ * become an ffmpeg filter chain computed from the GIF's header size, in URL order. ffmpeg reads the
+ * GIF with the gif demuxer only, confined to the source and its scratch folder, memory bounded.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { AppError } from '../../core/errors.js';
-import { launch } from '../../core/launcher/launch.js';
+import { launchTool, missingProgram, SandboxUnavailableError } from '../../core/launcher/sandbox.js';
+import { pinnedInput } from './ffmpeg-input.js';
 import type { InputKind } from './decoders.js';
 import type { Plan } from '../plan.js';
 import { MAX_VIDEO_FRAMES, VIDEO_TIMEOUT_MS, checkInputHeader, checkOutput } from '../limits.js';
@@ -75,10 +77,10 @@ export async function renderGif2Video(source: { path: string | null }, kind: Inp
     : ['-c:v', 'libvpx-vp9', '-b:v', '0', '-crf', String(CRF[quality] + 10), '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1'];
   try {
     await run('ffmpeg', [
-      '-hide_banner', '-loglevel', 'error', '-nostdin', '-protocol_whitelist', 'file',
-      '-f', 'gif', '-i', source.path, '-vf', [...filters, 'format=yuv420p'].join(','), '-an',
+      '-hide_banner', '-loglevel', 'error', '-nostdin', ...pinnedInput('gif'),
+      '-i', source.path, '-vf', [...filters, 'format=yuv420p'].join(','), '-an',
       ...codec, '-threads', '1', '-y', out,
-    ]);
+    ], { read: [source.path], write: [dir] });
     const body = await readFile(out);
     return { body, contentType: `video/${container}`, width, height, varyAccept: false, format: container };
   } finally {
@@ -86,14 +88,21 @@ export async function renderGif2Video(source: { path: string | null }, kind: Inp
   }
 }
 
-async function run(cmd: string, args: string[]): Promise<void> {
+async function run(cmd: string, args: string[], access: { read: string[]; write: string[] }): Promise<void> {
   let err = '';
-  const child = launch(cmd, args, { onStderr: (d) => (err += d.toString()), maxOutputBytes: 4000 });
+  const child = await launchTool(cmd, args, access, { onStderr: (d) => (err += d.toString()), maxOutputBytes: 4000 }).catch((e: unknown) => {
+    if (e instanceof SandboxUnavailableError) throw new AppError(501, 'NotImplemented', `gif2video is not available on this server: ${e.message}.`);
+    throw e;
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), VIDEO_TIMEOUT_MS);
   const exit = await child.exited;
   clearTimeout(timer);
   // Not the file's fault, nor a passing one: this node lacks an optional program (stowage doctor says so too).
-  if (!exit.started && exit.code === 'ENOENT') throw new AppError(501, 'NotImplemented', 'gif2video is not available on this server: ffmpeg is not installed.');
+  if (!exit.started && exit.code === 'ENOENT') throw notInstalled();
   if (!exit.started) throw new Error(`gif2video: ffmpeg could not be started (${exit.message})`);
+  if (exit.code !== 0 && missingProgram(err) === cmd) throw notInstalled();
+  if (exit.overMemory) throw new AppError(400, 'InvalidImage', 'gif2video failed: ffmpeg needed more than its memory bound (STOWAGE_TOOL_MEMORY_BYTES).');
   if (exit.code !== 0) throw new AppError(400, 'InvalidImage', `gif2video failed${exit.signal ? ` (${exit.signal})` : ''}: ${err.split('\n')[0] ?? ''}`);
 }
+
+const notInstalled = (): AppError => new AppError(501, 'NotImplemented', 'gif2video is not available on this server: ffmpeg is not installed.');

@@ -2,10 +2,12 @@
  * `content_info.video` from ffprobe: container format, duration (ms), overall bitrate (kbit/s) and
  * every audio and video stream. ffprobe reads only what it needs of a local file (headers, the
  * index), so it is cheap for any size; it runs as a child process (started by the launcher helper)
- * with a time bound, and a file it cannot read simply has no video info.
+ * confined to that one file (no network, nothing else readable) and bounded in time and memory,
+ * with its demuxer pinned (./ffmpeg-input.ts); a file it cannot read simply has no video info.
  */
-import { launch } from '../../core/launcher/launch.js';
+import { launchTool } from '../../core/launcher/sandbox.js';
 import type { VideoInfo } from '../../core/file-record.js';
+import { demuxerFor, pinnedInput } from './ffmpeg-input.js';
 
 export const PROBE_TIMEOUT_MS = 20_000;
 
@@ -48,10 +50,12 @@ function frameRate(s: ProbeStream): number {
 /** ffprobe's JSON is a few KB; more than this is not a file worth describing. */
 const MAX_PROBE_OUTPUT = 4 * 1024 * 1024;
 
-async function run(path: string, timeoutMs: number): Promise<ProbeOutput | null> {
-  const args = ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', path];
+async function run(path: string, demuxer: string | null, timeoutMs: number): Promise<ProbeOutput | null> {
+  const args = ['-v', 'error', ...pinnedInput(demuxer), '-print_format', 'json', '-show_format', '-show_streams', '-i', path];
   const chunks: Buffer[] = [];
-  const child = launch('ffprobe', args, { onStdout: (d) => chunks.push(d), maxOutputBytes: MAX_PROBE_OUTPUT });
+  // A node that cannot confine ffprobe (the sandbox required but unavailable) describes no video.
+  const child = await launchTool('ffprobe', args, { read: [path], write: [] }, { onStdout: (d) => chunks.push(d), maxOutputBytes: MAX_PROBE_OUTPUT }).catch(() => null);
+  if (!child) return null;
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const exit = await child.exited;
   clearTimeout(timer);
@@ -65,10 +69,11 @@ async function run(path: string, timeoutMs: number): Promise<ProbeOutput | null>
 
 /**
  * The file's video facts, or null when it has no video stream or ffprobe cannot read it.
- * `mimeSubtype`: the sniffed subtype (`mp4`, `webm`…), which names the container.
+ * `mimeSubtype`: the sniffed subtype (`mp4`, `webm`…), which names the container and the demuxer;
+ * with `''` ffprobe picks among the allowed demuxers and `format` is the one it picked.
  */
 export async function probeVideo(path: string, mimeSubtype: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<VideoInfo | null> {
-  const out = await run(path, timeoutMs);
+  const out = await run(path, demuxerFor(mimeSubtype), timeoutMs);
   const streams = out?.streams ?? [];
   const video = streams.filter((s) => s.codec_type === 'video' && (s.width ?? 0) > 0);
   if (!out || video.length === 0) return null;
