@@ -100,8 +100,8 @@ export async function convertDocument(job: DocumentJob): Promise<ConvertedFile[]
 
 /**
  * Import filters named rather than guessed. HTML opens in Writer proper (not Writer/Web), which
- * exports every office format. CSV: comma-separated, `"` quotes, UTF-8 (76), from line 1; without
- * the options the text import wants a dialog a headless soffice cannot show, and the load fails.
+ * exports every office format. CSV: comma-separated, `"` quotes, UTF-8 (76), from line 1, whatever
+ * LibreOffice would guess from the content or its locale.
  */
 const INFILTER: Record<string, string> = {
   html: 'HTML (StarWriter)',

@@ -52,7 +52,7 @@ describe('launcher', () => {
     let err = '';
     const input = Buffer.alloc(3 * 1024 * 1024 + 17, 'x'); // over several of the helper's stdin pieces
     const run = launch('sh', ['-c', 'wc -c; echo oops >&2; exit 3'], { stdin: input, onStdout: (d) => (out += d), onStderr: (d) => (err += d) });
-    expect(await run.exited).toEqual({ started: true, code: 3, signal: null });
+    expect(await run.exited).toEqual({ started: true, code: 3, signal: null, overMemory: false, peakRssBytes: 0 });
     expect(out.trim()).toBe(String(input.length));
     expect(err).toBe('oops\n');
   });
@@ -95,14 +95,14 @@ describe('launcher', () => {
   it('caps the output it delivers', async () => {
     let n = 0;
     const run = launch('head', ['-c', '5000000', '/dev/zero'], { onStdout: (d) => (n += d.length), maxOutputBytes: 1_000_000 });
-    expect(await run.exited).toEqual({ started: true, code: 0, signal: null });
+    expect(await run.exited).toEqual({ started: true, code: 0, signal: null, overMemory: false, peakRssBytes: 0 });
     expect(n).toBe(1_000_000);
   });
 
   it('kill() signals the child; with group, its whole group, also the stragglers after a normal exit', async () => {
     const single = launch('sleep', ['30']);
     single.kill('SIGTERM');
-    expect(await single.exited).toEqual({ started: true, code: null, signal: 'SIGTERM' });
+    expect(await single.exited).toEqual({ started: true, code: null, signal: 'SIGTERM', overMemory: false, peakRssBytes: 0 });
 
     const killed = linesOf(1);
     const group = launch('sh', ['-c', 'sleep 30 & echo $!; wait'], { group: true, onStdout: killed.onStdout });
@@ -113,7 +113,7 @@ describe('launcher', () => {
 
     const left = linesOf(1);
     const leader = launch('sh', ['-c', 'sleep 30 & echo $!'], { group: true, onStdout: left.onStdout });
-    expect(await leader.exited).toEqual({ started: true, code: 0, signal: null });
+    expect(await leader.exited).toEqual({ started: true, code: 0, signal: null, overMemory: false, peakRssBytes: 0 });
     const [straggler] = (await left.lines).map(Number);
     expect(await goneWithin(straggler!, 5_000)).toBe(true);
   });

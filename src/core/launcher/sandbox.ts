@@ -21,6 +21,7 @@
  * tool refuses to run it, and says why.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { launch, type Launched, type LaunchOptions } from './launch.js';
 
 export type SandboxMode = 'required' | 'off';
@@ -34,7 +35,10 @@ export interface ToolPolicy {
 /** The RSS at which a tool's group is stopped: below its RLIMIT_DATA, so the watch sees it first. */
 export const rssBound = (memoryBytes: number): number => Math.floor((memoryBytes / 8) * 7);
 
-/** What a confined tool may touch besides the system's read-only programs and libraries. */
+/**
+ * What a confined tool may touch besides the system's read-only programs and libraries. Paths
+ * are mounted at the same (absolute) place; the tool's arguments should name them absolutely.
+ */
 export interface ToolAccess {
   /** Files or directories mounted read-only at their own path (the input). */
   read: string[];
@@ -88,8 +92,8 @@ function systemArgs(): string[] {
 /** The bwrap arguments before `--` for a tool with `access`. */
 export function bwrapArgs(access: ToolAccess): string[] {
   const binds = [
-    ...access.write.map((p) => ({ p, flag: '--bind' })),
-    ...access.read.map((p) => ({ p, flag: '--ro-bind' })),
+    ...access.write.map((p) => ({ p: path.resolve(p), flag: '--bind' })),
+    ...access.read.map((p) => ({ p: path.resolve(p), flag: '--ro-bind' })),
   ].sort((a, b) => a.p.length - b.p.length); // a parent before what is mounted inside it
   return [
     // Every namespace (net, pid, ipc, uts, cgroup; user where the kernel allows, also as root),
@@ -102,7 +106,7 @@ export function bwrapArgs(access: ToolAccess): string[] {
     ...binds.flatMap(({ p, flag }) => [flag, p, p]),
     // The root itself (and the directories made above for the mounts) becomes read-only.
     '--remount-ro', '/',
-    '--chdir', access.write[0] ?? '/',
+    '--chdir', access.write[0] !== undefined ? path.resolve(access.write[0]) : '/',
   ];
 }
 
