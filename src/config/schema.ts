@@ -180,9 +180,9 @@ export const schema = z.object({
   convertVideoTimeoutMs: z.coerce.number().int().min(100),
   /** Largest source a conversion accepts (bytes). */
   convertMaxBytes: z.coerce.number().int().positive(),
-  /** Tools reading untrusted files (LibreOffice, poppler, ffmpeg): confined by bubblewrap (`required`) or not (`off`). */
+  /** Conversions, gif2video, video facts: LibreOffice, poppler and ffmpeg confined by bubblewrap (`required`: refused where it can't run) or unconfined (`off`). */
   toolSandbox: z.enum(['required', 'off']),
-  /** The most memory one process of such a tool may use (RSS, and RLIMIT_DATA), bytes. */
+  /** Conversions, gif2video, video facts: most memory one LibreOffice, poppler or ffmpeg process may allocate (RLIMIT_DATA); stopped at 7/8 of it (RSS). */
   toolMemoryBytes: z.coerce.number().int().min(64 * 1024 ** 2),
   /** Optional plugins the operator installs (`stowage plugin install …`); empty = `<dataDir>/plugins`. */
   pluginsDir: z.string(),
