@@ -17,10 +17,13 @@ const STORE_FREE = [
  * dashboard and the widget, key administration, metadata-only add-ons, list cursors): the S3 run
  * leaves them out; it covers every suite that writes, copies, serves, sweeps or converts files.
  * (files/pagination uploads hundreds of files to page through them: 17 s on disk, 330 s on s3rver.)
+ * s3/clients runs the S3 command-line clients against the S3 API: its subject is their protocol, and
+ * the S3 API's reads and writes over object storage are covered by the other s3/ suites.
  */
 const NOT_ABOUT_BYTES = [
   'test/auth/**', 'test/http/**', 'test/webhooks/**', 'test/jobs/**', 'test/dashboard/**', 'test/widget/**', 'test/db/**',
   'test/cli/cli.test.ts', 'test/files/pagination.test.ts', 'test/files/counters.test.ts', 'test/addons/clamav.test.ts', 'test/addons/rekognition.test.ts', 'test/addons/labels-search.test.ts', 'test/addons/sdk.test.ts',
+  'test/s3/clients.test.ts',
 ];
 
 export default defineConfig({
