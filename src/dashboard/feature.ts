@@ -7,7 +7,7 @@ import type { AppContext } from '../context.js';
 import type { Feature } from '../feature.js';
 import { loadPages, loadWidget } from './assets.js';
 import { Guards } from './guards.js';
-import { SessionRepo } from './repo.js';
+import { SessionRepo, UsageRepo } from './repo.js';
 import { dashboardRoutes } from './routes.js';
 import { SessionService } from './sessions.js';
 
@@ -16,7 +16,7 @@ export function dashboardFeature(ctx: AppContext): Feature {
   const guards = new Guards(ctx, sessions);
   return {
     name: 'dashboard',
-    openRestRoutes: dashboardRoutes(ctx, sessions, guards, { pages: loadPages(), widget: loadWidget() }),
+    openRestRoutes: dashboardRoutes(ctx, sessions, guards, { pages: loadPages(), widget: loadWidget() }, new UsageRepo(ctx.db)),
     restSession: guards.restSession(),
   };
 }

@@ -25,7 +25,7 @@ function bucketSources(ctx: AppContext): string[] {
 
 /**
  * Scripts only from this server (no inline script, no eval), images from here and the CDN,
- * fetches to here, the Upload API and the bucket (the widget). Styles: the widget sets style attributes in its
+ * media from the CDN, fetches to here, the CDN, the Upload API and the bucket (the widget). Styles: the widget sets style attributes in its
  * templates, so inline styles are allowed; they cannot run code.
  */
 export function contentSecurityPolicy(ctx: AppContext): string {
@@ -36,7 +36,9 @@ export function contentSecurityPolicy(ctx: AppContext): string {
     "script-src 'self'",
     "style-src 'self' 'unsafe-inline'",
     `img-src 'self' data: blob: ${cdn}`,
-    `connect-src 'self' ${[upload, ...bucketSources(ctx)].join(' ')}`,
+    // Video and audio previews play from the CDN; a text preview reads its first bytes from it.
+    `media-src ${cdn}`,
+    `connect-src 'self' ${[upload, cdn, ...bucketSources(ctx)].join(' ')}`,
     "font-src 'self'",
     "base-uri 'none'",
     "form-action 'self'",

@@ -1,5 +1,6 @@
 /** Queries of the dashboard_sessions table. */
 import type { Db } from '../db/connect.js';
+import type { Usage } from './usage.js';
 
 export interface SessionRow {
   tokenHash: string;
@@ -35,5 +36,27 @@ export class SessionRepo {
   async removeExpired(nowUs: number): Promise<number> {
     const r = await this.store.kysely.deleteFrom('dashboard_sessions').where('expires_us', '<=', nowUs).executeTakeFirst();
     return Number(r.numDeletedRows);
+  }
+}
+
+export class UsageRepo {
+  constructor(private readonly store: Db) {}
+
+  /** One pass over the project's rows (the project_id index): a dashboard view, not a hot path. */
+  async forProject(projectId: number): Promise<Usage> {
+    const rows = await this.store.kysely
+      .selectFrom('files')
+      .select((eb) => [
+        eb.fn.countAll<number | string>().as('files'),
+        eb.fn.sum<number | string | null>('size').as('bytes'),
+        eb.case().when('removed_us', 'is not', null).then('removed').when('stored_us', 'is not', null).then('stored').else('unstored').end().as('state'),
+      ])
+      .where('project_id', '=', projectId)
+      .groupBy('state')
+      .execute();
+    const of = (state: string) => rows.find((r) => r.state === state);
+    const files = (state: string) => Number(of(state)?.files ?? 0);
+    const bytes = (state: string) => Number(of(state)?.bytes ?? 0);
+    return { stored: { files: files('stored'), bytes: bytes('stored') }, unstored: { files: files('unstored'), bytes: bytes('unstored') }, removed: { files: files('removed') } };
   }
 }

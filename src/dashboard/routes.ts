@@ -13,6 +13,7 @@ import { cdnGrantFor, uploadSignatureFor } from './credentials.js';
 import { clearSessionCookie, sessionCookie, setSessionCookie } from './cookies.js';
 import type { Guards } from './guards.js';
 import { securityHeaders } from './headers.js';
+import type { UsageSource } from './usage.js';
 import type { SessionService, SignInInput } from './sessions.js';
 
 export interface DashboardAssets {
@@ -20,7 +21,7 @@ export interface DashboardAssets {
   widget: Map<string, Asset>;
 }
 
-export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guards: Guards, assets: DashboardAssets): RoutePlugin {
+export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guards: Guards, assets: DashboardAssets, usage: UsageSource): RoutePlugin {
   const serve = (reply: FastifyReply, table: Map<string, Asset>, name: string) => {
     const asset = table.get(name);
     if (!asset) throw new AppError(404, 'NotFound', 'Not found.');
@@ -67,6 +68,12 @@ export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guard
         widget: assets.widget.size > 0,
         expires_at: new Date(Math.floor(session.expiresUs / 1000)).toISOString(),
       });
+    });
+
+    // The files page's usage strip: files and bytes, stored and not (no REST route sums sizes).
+    app.get('/dashboard/api/usage', async (req: FastifyRequest, reply) => {
+      const session = await guards.pageSession(req);
+      return sendJson(securityHeaders(reply, ctx, 'no-store'), 200, await usage.forProject(session.projectId));
     });
 
     // The widget's signature resolver calls this before each upload into a project with signed uploads.

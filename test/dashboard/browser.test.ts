@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, testS3 } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
 import { makeGroup, png } from '../groups/helpers.js';
+import { makePdf, makeVideo } from '../conversions/helpers.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -57,7 +58,10 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // The copy buttons write to the clipboard; the tests read it back.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: srv.rest });
+    page = await context.newPage();
     // The widget reports telemetry to the hosted service; nothing outside this machine is reachable.
     await page.route((url) => !url.hostname.startsWith('127.0.0.1'), (route) => route.abort());
     page.on('console', (m) => {
@@ -143,7 +147,12 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
     await page.dispatchEvent('#op-width', 'change');
     await page.selectOption('#op-format', 'webp');
     await previewShows('100×63', 100);
-    expect(await page.inputValue('#cdn-url')).toBe(`${srv.cdn}/${imageUuid}/-/preview/100x400/-/format/webp/`);
+    // The URL shown whole (wrapped, not cut off in a field), and the copy button copies it.
+    const built = `${srv.cdn}/${imageUuid}/-/preview/100x400/-/format/webp/`;
+    expect(await page.locator('#cdn-url').textContent()).toBe(built);
+    expect(await page.locator('#cdn-url').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    await page.click('#copy-built-url');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(built);
     await shot('02-file');
   });
 
@@ -160,7 +169,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
     await page.click('nav a[href="#/groups"]');
     const row = page.locator(`tr[data-group="${groupId}"]`);
     await row.waitFor();
-    await row.locator('button').click();
+    await row.locator('button.show-files').click();
     await page.waitForFunction((uuid) => {
       const img = document.querySelector<HTMLImageElement>(`.group-files a[href="#/files/${uuid}"] img`);
       return img !== null && img.complete && img.naturalWidth > 0;
@@ -173,8 +182,11 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
     const row = page.locator('tr[data-webhook]', { hasText: receiver.url });
     await row.waitFor();
     await row.locator('button.show-deliveries').click();
-    await row.locator('.deliveries td.status').first().waitFor();
-    expect(await row.locator('.deliveries td.status').allTextContents()).toEqual(['200', '200']);
+    // The log is a table of its own, in a full-width row under its subscription.
+    const log = page.locator('tr.deliveries-row:not([hidden])');
+    await log.locator('td.status').first().waitFor();
+    expect(await log.locator('td.status').allTextContents()).toEqual(['200', '200']);
+    expect(await log.locator('th').allTextContents()).toEqual(['Started', 'Event', 'Attempt', 'HTTP status', 'Took', 'Error']);
     await shot('04-webhooks');
     await row.locator('button.toggle').click();
     await page.waitForFunction(() => document.querySelector('tr[data-webhook] td.state')?.textContent === 'disabled');
@@ -189,6 +201,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
     await page.locator('uc-file-uploader-regular button').first().click();
     await page.locator('uc-source-btn', { hasText: 'From device' }).waitFor();
     expect((await page.locator('uc-source-btn').allTextContents()).map((t) => t.trim())).toEqual(['From device', 'From link', 'Camera']);
+    await shot('05-upload');
     await page.keyboard.press('Escape');
     await page.evaluate(async () => {
       const api = (document.getElementById('upload-ctx') as unknown as { getAPI(): { addFileFromObject(file: File): void; uploadAll(): void } }).getAPI();
@@ -203,7 +216,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
     await link.waitFor({ timeout: 30_000 });
     const uuid = ((await link.getAttribute('href')) ?? '').replace('#/files/', '');
     expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
-    await shot('05-upload');
+    await shot('05-uploaded');
     await page.click('nav a[href="#/files"]');
     await page.locator(`tr[data-uuid="${uuid}"] a.filename`, { hasText: 'from-widget.png' }).waitFor();
     const info = await srv.call('GET', `/files/${uuid}/`);
@@ -254,10 +267,117 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('dashboard in chromium', () => {
     await page.click('.pager button:has-text("Previous")');
     await page.waitForFunction(() => document.querySelectorAll('a.filename').length === 20);
     expect(await names()).toEqual(first);
-    await page.fill('#search', 'bul');
+    await page.fill('#search', 'bu');
     await page.click('.filters button[type=submit]');
     await page.waitForFunction(() => document.querySelector('#search-hint')?.textContent !== '');
     expect(await page.locator('#total').textContent()).toBe(`${20 + before} files`);
+  });
+
+  it('shows usage, finds a short term as an extension, and sorts by a column', async () => {
+    await page.goto(`${srv.rest}/dashboard/#/files`);
+    await page.reload();
+    const live = (await srv.call('GET', '/files/?limit=1')).json as { total: number };
+    await page.waitForFunction((n) => document.querySelector('#usage-total b')?.textContent === String(n), live.total);
+    expect(await page.locator('#usage-removed b').textContent()).toBe('0');
+    await page.fill('#search', 'txt');
+    await page.click('.filters button[type=submit]');
+    await page.waitForFunction(() => /extension/.test(document.querySelector('#search-hint')?.textContent ?? ''));
+    await page.waitForFunction(() => [...document.querySelectorAll('a.filename')].every((a) => a.textContent?.endsWith('.txt')));
+    await page.waitForFunction(() => document.querySelector('#total')?.textContent === '21 files');
+    await page.fill('#search', '');
+    await page.click('.filters button[type=submit]');
+    await page.click('span.sort[data-sort="original_filename"]');
+    await page.waitForFunction(() => document.querySelector('span.sort[data-sort="original_filename"]')?.getAttribute('aria-sort') === 'ascending');
+    const names = await page.locator('a.filename').allTextContents();
+    expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    await page.click('span.sort[data-sort="size"]');
+    await page.waitForFunction(() => document.querySelector('span.sort[data-sort="size"]')?.getAttribute('aria-sort') === 'ascending');
+  });
+
+  it('selects files to store together, then to remove together', async () => {
+    const a = await srv.uploadFile('select-a.txt', 'a', { store: false });
+    const b = await srv.uploadFile('select-b.txt', 'b', { store: false });
+    await page.goto(`${srv.rest}/dashboard/#/files`);
+    await page.reload();
+    await page.selectOption('#filter-state', 'unstored');
+    for (const id of [a, b]) await page.locator(`tr[data-uuid="${id}"] input.select`).check();
+    expect(await page.locator('#selected-count').textContent()).toBe('2 selected');
+    await page.click('#store-selected');
+    await expect.poll(async () => Promise.all([a, b].map(async (id) => Boolean(((await srv.call('GET', `/files/${id}/`)).json as { datetime_stored: string | null }).datetime_stored)))).toEqual([true, true]);
+    await page.selectOption('#filter-state', 'stored');
+    for (const id of [a, b]) await page.locator(`tr[data-uuid="${id}"] input.select`).check();
+    page.once('dialog', (d) => void d.accept());
+    await page.click('#remove-selected');
+    await expect.poll(async () => Promise.all([a, b].map(async (id) => Boolean(((await srv.call('GET', `/files/${id}/`)).json as { datetime_removed: string | null }).datetime_removed)))).toEqual([true, true]);
+  });
+
+  it("previews a PDF's first page, a video in a player, and text; downloads and copies", async () => {
+    const pdf = await srv.uploadFile('letter.pdf', makePdf(2, 300, 400), { type: 'application/pdf' });
+    const video = await srv.uploadFile('clip.webm', makeVideo('clip.webm', 1, '160x120', ['-c:v', 'libvpx', '-b:v', '200k', '-an'], false), { type: 'video/webm' });
+    const text = await srv.uploadFile('readme.txt', 'first line\nsecond <b>line</b>\n');
+    await page.goto(`${srv.rest}/dashboard/#/files/${pdf}`);
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('#preview img.page');
+      return img !== null && img.complete && img.naturalWidth > 0;
+    }, undefined, { timeout: 60_000 });
+    expect(await page.locator('#preview-note').textContent()).toBe('First page');
+    await shot('08-pdf-file');
+    // The download link answers the bytes as an attachment.
+    const download = (await page.locator('#download').getAttribute('href')) ?? '';
+    const got = await fetch(download);
+    expect(got.headers.get('content-disposition')).toMatch(/^attachment/);
+    expect(Buffer.from(await got.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+    await page.click('#copy-uuid');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(pdf);
+    await page.click('#copy-url');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`${srv.cdn}/${pdf}/letter.pdf`);
+
+    await page.goto(`${srv.rest}/dashboard/#/files/${video}`);
+    await page.waitForFunction(() => (document.querySelector<HTMLVideoElement>('#preview video')?.videoWidth ?? 0) > 0, undefined, { timeout: 30_000 });
+    expect(await page.locator('#preview video').evaluate((v: HTMLVideoElement) => [v.videoWidth, v.videoHeight, v.controls])).toEqual([160, 120, true]);
+
+    await page.goto(`${srv.rest}/dashboard/#/files/${text}`);
+    await page.locator('#preview pre').waitFor();
+    expect(await page.locator('#preview pre').textContent()).toBe('first line\nsecond <b>line</b>\n');
+    // The first page made once: the CDN path of the document's PNG now answers.
+    expect((await fetch(`${srv.cdn}/${pdf}/document/-/format/png/-/page/1/`)).status).toBe(200);
+    // The first look at the document found no PNG yet (the CDN's 404, expected).
+    problems.splice(0, problems.length, ...problems.filter((p) => !/status of 404/.test(p)));
+  }, 90_000);
+
+  it("runs a conversion and an add-on from a file's page and shows their results", async () => {
+    const pdf = await srv.uploadFile('to-text.pdf', makePdf(1, 300, 400), { type: 'application/pdf' });
+    await page.goto(`${srv.rest}/dashboard/#/files/${pdf}`);
+    await page.locator('#convert-format').waitFor();
+    await page.selectOption('#convert-format', 'txt');
+    await page.click('#convert-run');
+    const made = page.locator('#process-results li.done a.result-file');
+    await made.waitFor({ timeout: 60_000 });
+    const result = (await made.textContent()) ?? '';
+    expect((await srv.call('GET', `/files/${result}/`)).json).toMatchObject({ uuid: result });
+    expect(await (await fetch(`${srv.cdn}/${result}/`)).text()).toContain('Page 1');
+
+    await page.goto(`${srv.rest}/dashboard/#/files/${imageUuid}`);
+    await page.selectOption('#addon-name', 'aws_rekognition_detect_labels');
+    await page.click('#addon-run');
+    await page.locator('#process-results li.done').waitFor({ timeout: 90_000 });
+    // The page reloads the file: its appdata shows the add-on's result.
+    await page.waitForFunction(() => (document.querySelector('#appdata')?.textContent ?? '').includes('aws_rekognition_detect_labels'), undefined, { timeout: 30_000 });
+    await shot('09-processed');
+  }, 180_000);
+
+  it('groups: a zip of the files from the CDN, and delete', async () => {
+    const groupId = await makeGroup(srv.server, srv.keys, [imageUuid]);
+    await page.goto(`${srv.rest}/dashboard/#/groups`);
+    const row = page.locator(`tr[data-group="${groupId}"]`);
+    await row.waitFor();
+    const zip = await fetch((await row.locator('a.zip').getAttribute('href')) ?? '');
+    expect(zip.status).toBe(200);
+    expect(Buffer.from(await zip.arrayBuffer()).subarray(0, 2).toString()).toBe('PK');
+    page.once('dialog', (d) => void d.accept());
+    await row.locator('button.delete-group').click();
+    await row.waitFor({ state: 'detached' });
+    expect((await srv.call('GET', `/groups/${groupId}/`)).status).toBe(404);
   });
 
   it('signs out: the session no longer opens the REST API', async () => {

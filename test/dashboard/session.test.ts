@@ -152,6 +152,23 @@ describe('the REST API through a session', () => {
     expect((await srv.call('GET', `/files/${uuid}/metadata/`)).json).toEqual({ k: 'v' });
   });
 
+  it("usage: the project's files and bytes, stored, not stored and removed, for the pages' own calls only", async () => {
+    await srv.uploadFile('usage-kept.txt', 'x'.repeat(1000));
+    await srv.uploadFile('usage-later.txt', 'y'.repeat(300), { store: false });
+    const gone = await srv.uploadFile('usage-gone.txt', 'z'.repeat(50));
+    expect((await srv.call('DELETE', `/files/${gone}/storage/`)).status).toBe(200);
+    const cookie = await cookieFor({ public_key: srv.keys.public_key, secret_key: srv.keys.secret_key });
+    expect((await request(`${srv.rest}/dashboard/api/usage`, { headers: { cookie } })).status).toBe(401);
+    const usage = await request(`${srv.rest}/dashboard/api/usage`, { headers: { cookie, 'x-stowage-dashboard': '1' } });
+    expect(usage.status, usage.text).toBe(200);
+    // What the REST API lists, summed here.
+    const list = async (q: string) => ((await srv.call('GET', `/files/?limit=1000&${q}`)).json as { results: Array<{ size: number }> }).results;
+    const [stored, unstored, removed] = await Promise.all([list('stored=true&removed=false'), list('stored=false&removed=false'), list('removed=true')]);
+    const sum = (rows: Array<{ size: number }>) => rows.reduce((n, r) => n + r.size, 0);
+    expect(usage.json).toEqual({ stored: { files: stored.length, bytes: sum(stored) }, unstored: { files: unstored.length, bytes: sum(unstored) }, removed: { files: removed.length } });
+    expect(usage.json.unstored.bytes).toBeGreaterThanOrEqual(300);
+  });
+
   it('ends at sign-out: the old cookie opens nothing', async () => {
     const cookie = await cookieFor({ public_key: srv.keys.public_key, secret_key: srv.keys.secret_key });
     expect((await request(`${srv.rest}/dashboard/api/logout`, { method: 'POST', headers: { cookie } })).status).toBe(403);

@@ -58,3 +58,32 @@ export function formatSize(bytes) {
 export function formatTime(iso) {
   return iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '';
 }
+
+/**
+ * A button that copies its `data-copy` (`text` at first; a page may change it) (the clipboard API where the page is a secure context: HTTPS or
+ * loopback; a selected hidden field and execCommand elsewhere) and says "Copied".
+ */
+export function copyButton(label, text, attrs = {}) {
+  const button = h('button', { type: 'button', class: 'copy', 'data-copy': text, ...attrs }, label);
+  button.addEventListener('click', async () => {
+    const value = button.dataset.copy ?? '';
+    try {
+      if (navigator.clipboard && window.isSecureContext) await navigator.clipboard.writeText(value);
+      else copyBySelection(value);
+      show(button, 'Copied');
+    } catch {
+      show(button, 'Copy failed');
+    }
+    setTimeout(() => show(button, label), 1500);
+  });
+  return button;
+}
+
+function copyBySelection(text) {
+  const field = h('textarea', { readonly: true, style: 'position:fixed;top:-100px;opacity:0' }, text);
+  document.body.append(field);
+  field.select();
+  const ok = document.execCommand('copy');
+  field.remove();
+  if (!ok) throw new Error('copy refused');
+}

@@ -1,7 +1,11 @@
-// One file: its fields, tags, metadata (edited through the metadata API), appdata, content_info,
-// store/remove, and a CDN URL builder with a live preview.
+// One file: a preview, download and copy buttons, its fields, store/remove, tags, metadata (edited
+// through the metadata API), add-ons and conversions, a CDN URL builder for images, content_info
+// and appdata.
 import { api } from './api.js';
-import { add, errorLine, formatSize, formatTime, h, show, table } from './dom.js';
+import { add, copyButton, errorLine, formatSize, formatTime, h, show, table } from './dom.js';
+import { cdnUrl } from './files.js';
+import { preview } from './preview.js';
+import { processing } from './processing.js';
 import { urlBuilder } from './url-builder.js';
 
 const enc = encodeURIComponent;
@@ -26,7 +30,13 @@ export async function filePage(view, uuid, session) {
   add(view,
     h('p', {}, h('a', { href: '#/files' }, '← Files')),
     h('h1', { id: 'file-name' }, file.original_filename || file.uuid),
+    h('div', { class: 'actions', id: 'file-actions' },
+      !file.datetime_removed ? h('a', { class: 'button', id: 'download', href: cdnUrl(session, `/${uuid}/-/inline/no/`), download: file.original_filename || uuid }, 'Download') : null,
+      file.original_file_url ? copyButton('Copy CDN URL', file.original_file_url, { id: 'copy-url' }) : null,
+      copyButton('Copy UUID', file.uuid, { id: 'copy-uuid' }),
+    ),
     status,
+    file.is_image ? null : preview(file, session),
     table(['Field', 'Value'], [
       ['UUID', file.uuid],
       ['Size', `${formatSize(file.size)} (${file.size} bytes)`],
@@ -42,6 +52,7 @@ export async function filePage(view, uuid, session) {
     ),
     tagsEditor(file, act),
     metadataEditor(file, act),
+    processing(file, reload),
     file.is_image && !file.datetime_removed ? urlBuilder(file, session) : null,
     h('h2', {}, 'content_info'),
     h('pre', { id: 'content-info' }, JSON.stringify(file.content_info ?? null, null, 2)),

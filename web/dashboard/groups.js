@@ -1,7 +1,8 @@
-// Groups of the project (GET /groups/), newest first, each opening onto its files.
+// Groups of the project (GET /groups/), newest first, each opening onto its files, with a zip of
+// them from the CDN and a delete (the group only: its files stay).
 import { api, pathOf } from './api.js';
 import { errorLine, formatTime, h, show, table } from './dom.js';
-import { thumbnail } from './files.js';
+import { cdnUrl, thumbnail } from './files.js';
 
 export async function groupsPage(view, session) {
   const results = h('div', { id: 'groups' });
@@ -12,13 +13,16 @@ export async function groupsPage(view, session) {
       const page = await api('GET', path);
       const rows = page.results.map((g) => {
         const files = h('div', { class: 'group-files' });
-        const open = h('button', { type: 'button', onclick: () => showFiles(g.id, files, session) }, 'Files');
+        const open = h('button', { type: 'button', class: 'show-files', onclick: () => showFiles(g.id, files, session) }, 'Files');
+        const remove = h('button', { type: 'button', class: 'danger delete-group', onclick: () => deleteGroup(g.id, () => load(path), files) }, 'Delete');
+        // The group's files as one zip from the CDN (docs/groups.md), named after the group.
+        const zip = h('a', { class: 'zip', href: cdnUrl(session, `/${g.id}/archive/zip/${g.id.split('~')[0]}.zip`) }, 'Zip');
         return h('tr', { 'data-group': g.id },
           h('td', {}, g.id),
           h('td', {}, formatTime(g.datetime_created)),
           h('td', {}, String(g.files_count)),
-          h('td', {}, g.cdn_url ? h('a', { href: g.cdn_url, target: '_blank', rel: 'noopener' }, 'CDN') : ''),
-          h('td', {}, open, files),
+          h('td', {}, g.cdn_url ? h('a', { href: g.cdn_url, target: '_blank', rel: 'noopener' }, 'CDN') : '', ' ', zip),
+          h('td', {}, open, ' ', remove, files),
         );
       });
       show(results,
@@ -41,6 +45,16 @@ async function showFiles(id, into, session) {
   try {
     const group = await api('GET', `/groups/${encodeURIComponent(id)}/`);
     show(into, (group.files ?? []).map((f) => (f ? h('a', { href: `#/files/${f.uuid}`, title: f.original_filename ?? '' }, thumbnail(f, session, 64)) : h('span', { class: 'thumb placeholder' }, 'gone'))));
+  } catch (err) {
+    show(into, errorLine(err));
+  }
+}
+
+async function deleteGroup(id, reload, into) {
+  if (!confirm('Delete this group? Its files stay.')) return;
+  try {
+    await api('DELETE', `/groups/${encodeURIComponent(id)}/`);
+    await reload();
   } catch (err) {
     show(into, errorLine(err));
   }

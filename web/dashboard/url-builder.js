@@ -1,5 +1,5 @@
 // Builds a CDN URL from a few image operations (docs/images.md) and shows the result live.
-import { h, show } from './dom.js';
+import { copyButton, h, show } from './dom.js';
 import { cdnUrl } from './files.js';
 
 const FORMATS = ['auto', 'jpeg', 'png', 'webp'];
@@ -14,7 +14,9 @@ export function urlBuilder(file, session) {
   const rotate = h('select', { id: 'op-rotate' }, ROTATIONS.map((r) => h('option', { value: r }, `rotate ${r}°`)));
   const gray = h('input', { id: 'op-grayscale', type: 'checkbox' });
   const mirror = h('input', { id: 'op-mirror', type: 'checkbox' });
-  const url = h('input', { id: 'cdn-url', readonly: true, class: 'wide' });
+  // The whole URL, wrapped over as many lines as it takes (an input would cut it off).
+  const url = h('code', { id: 'cdn-url', class: 'url' });
+  const copy = copyButton('Copy URL', '', { id: 'copy-built-url' });
   const size = h('span', { id: 'preview-size', class: 'muted' });
   const preview = h('img', { id: 'cdn-preview', alt: 'preview' });
 
@@ -32,7 +34,8 @@ export function urlBuilder(file, session) {
   };
   const update = () => {
     const next = build();
-    url.value = next;
+    show(url, next);
+    copy.dataset.copy = next;
     if (preview.getAttribute('src') !== next) {
       show(size, 'loading…');
       preview.src = next;
@@ -52,7 +55,7 @@ export function urlBuilder(file, session) {
       h('label', {}, gray, ' grayscale'),
       h('label', {}, mirror, ' mirror'),
     ),
-    url,
+    h('div', { class: 'url-line' }, url, copy),
     h('div', { class: 'preview' }, preview, size),
   );
 }

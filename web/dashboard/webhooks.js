@@ -15,19 +15,29 @@ export async function webhooksPage(view) {
 
   const refresh = async () => {
     const hooks = await api('GET', '/webhooks/');
-    const rows = hooks.map((w) => {
+    // Each subscription's delivery log opens in a full-width row of its own under it.
+    const rows = hooks.flatMap((w) => {
       const log = h('div', { class: 'deliveries' });
-      return h('tr', { 'data-webhook': w.id },
-        h('td', {}, w.target_url),
-        h('td', {}, w.event),
-        h('td', { class: 'state' }, w.is_active ? 'active' : 'disabled'),
-        h('td', {},
-          h('button', { type: 'button', class: 'toggle', onclick: () => act(() => api('PUT', `/webhooks/${w.id}/`, { is_active: !w.is_active })) }, w.is_active ? 'Disable' : 'Enable'),
-          h('button', { type: 'button', class: 'show-deliveries', onclick: () => deliveries(w.id, log) }, 'Deliveries'),
-          h('button', { type: 'button', class: 'danger', onclick: () => confirm('Delete this webhook?') && act(() => api('DELETE', `/webhooks/${w.id}/`)) }, 'Delete'),
-          log,
+      const logRow = h('tr', { class: 'deliveries-row', 'data-deliveries-of': w.id, hidden: true }, h('td', { colspan: 4 }, log));
+      const toggleLog = () => {
+        logRow.hidden = !logRow.hidden;
+        if (!logRow.hidden) deliveries(w.id, log);
+      };
+      return [
+        h('tr', { 'data-webhook': w.id },
+          h('td', {}, w.target_url),
+          h('td', {}, w.event),
+          h('td', { class: 'state' }, w.is_active ? 'active' : 'disabled'),
+          h('td', {},
+            h('button', { type: 'button', class: 'toggle', onclick: () => act(() => api('PUT', `/webhooks/${w.id}/`, { is_active: !w.is_active })) }, w.is_active ? 'Disable' : 'Enable'),
+            ' ',
+            h('button', { type: 'button', class: 'show-deliveries', onclick: toggleLog }, 'Deliveries'),
+            ' ',
+            h('button', { type: 'button', class: 'danger', onclick: () => confirm('Delete this webhook?') && act(() => api('DELETE', `/webhooks/${w.id}/`)) }, 'Delete'),
+          ),
         ),
-      );
+        logRow,
+      ];
     });
     show(list, rows.length ? table(['Target', 'Event', 'State', ''], rows) : h('p', {}, 'No webhooks.'));
   };
@@ -60,8 +70,8 @@ async function deliveries(id, into) {
       h('td', {}, `${d.duration_ms} ms`),
       h('td', {}, d.error ?? ''),
     ));
-    show(into, h('p', { class: 'muted' }, `${page.total} deliver${page.total === 1 ? 'y' : 'ies'} (newest first)`),
-      rows.length ? table(['Started', 'Event', 'Attempt', 'Status', 'Took', 'Error'], rows) : null);
+    show(into, h('p', { class: 'muted' }, `${page.total} deliver${page.total === 1 ? 'y' : 'ies'} (newest first${page.total > 20 ? ', the last 20' : ''})`),
+      rows.length ? table(['Started', 'Event', 'Attempt', 'HTTP status', 'Took', 'Error'], rows) : null);
   } catch (err) {
     show(into, errorLine(err));
   }
