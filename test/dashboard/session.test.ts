@@ -74,6 +74,8 @@ describe('the first URLs a new user opens', () => {
     const links = [...browser.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
     expect(links).toEqual(['/dashboard/', '/docs/', '/openapi.json', `${srv.upload}/docs/`]);
     for (const link of links.slice(0, 3)) expect((await request(new URL(link!, srv.rest).toString())).status, link).toBe(200);
+    // The icon a browser asks for with every page: a plain 404, not the API's 406.
+    expect((await request(`${srv.rest}/favicon.ico`, { headers: { accept: 'image/avif,image/webp,*/*' } })).status).toBe(404);
     for (const accept of [undefined, '*/*', ACCEPT, 'application/json, text/html']) {
       const other = await request(`${srv.rest}/`, accept === undefined ? {} : { headers: { accept } });
       expect(other.status, accept).toBe(404);

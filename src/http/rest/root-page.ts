@@ -25,6 +25,9 @@ export function wantsHtml(accept: string | undefined): boolean {
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function serveRootPage(app: FastifyInstance, ctx: AppContext): void {
+  // Every page a browser opens here (the dashboard, the docs) makes it ask for this: a plain 404,
+  // not the API's 406 for a request without the version in Accept.
+  app.get('/favicon.ico', { config: { openapi: HIDDEN, openRoute: true } }, async (_req, reply) => reply.code(404).header('cache-control', 'public, max-age=86400').send());
   app.get('/', { config: { openapi: HIDDEN, openRoute: true } }, async (req: FastifyRequest, reply) => {
     if (!wantsHtml(req.headers.accept)) {
       return sendJson(reply, 404, { detail: 'Not found. This is the REST API of Stowage: its documentation is at /docs/ (/openapi.json), the dashboard at /dashboard/.' });
