@@ -5,7 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CopyObjectCommand,
   CreateBucketCommand,
@@ -19,9 +19,11 @@ import {
 } from '@aws-sdk/client-s3';
 import { useServer } from '../helpers/use-server.js';
 import { request } from '../helpers/http.js';
+import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 import { s3Client, s3ErrorOf, S3_SERVER } from './helpers.js';
 
-const srv = useServer(S3_SERVER);
+// Webhooks reach the test's receiver on loopback.
+const srv = useServer({ env: { ...S3_SERVER.env, STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8' } });
 const client = () => s3Client(srv.s3, srv.keys);
 const bucket = () => srv.keys.public_key;
 const md5 = (b: Buffer | string) => crypto.createHash('md5').update(b).digest('hex');
@@ -130,6 +132,32 @@ describe('S3 objects over the AWS SDK', () => {
     expect((await s3ErrorOf(client().send(new CreateBucketCommand({ Bucket: 'another-bucket' })))).code).toBe('AccessDenied');
     expect((await s3ErrorOf(client().send(new DeleteBucketCommand({ Bucket: bucket() })))).code).toBe('AccessDenied');
     expect(await s3ErrorOf(client().send(new GetObjectCommand({ Bucket: 'another-bucket', Key: 'k' })))).toEqual({ code: 'NoSuchBucket', status: 404 });
+  });
+});
+
+describe('S3 objects\' events', () => {
+  let hooks: Receiver;
+  beforeAll(async () => {
+    hooks = await startReceiver();
+  });
+  afterAll(async () => {
+    await hooks?.close();
+  });
+
+  it('PutObject sends file.uploaded; replacing the key sends the old file\'s file.deleted', async () => {
+    for (const event of ['file.uploaded', 'file.deleted']) {
+      const sub = await srv.call('POST', '/webhooks/', { body: new URLSearchParams({ target_url: hooks.url, event }).toString(), contentType: 'application/x-www-form-urlencoded' });
+      expect(sub.status).toBe(201);
+    }
+    await client().send(new PutObjectCommand({ Bucket: bucket(), Key: 'events/one.txt', Body: 'first' }));
+    await client().send(new PutObjectCommand({ Bucket: bucket(), Key: 'events/one.txt', Body: 'second' }));
+    const events = await hooks.waitFor(3, 20_000, (r) => r.json?.data?.original_filename === 'one.txt');
+    const byEvent = (e: string) => events.filter((r) => r.json.hook.event === e).map((r) => r.json.data.uuid as string);
+    const uploaded = byEvent('file.uploaded');
+    expect(uploaded).toHaveLength(2);
+    // The first file is the one removed.
+    const first = (await srv.call('GET', `/files/${uploaded[0]}/`)).json.datetime_removed ? uploaded[0] : uploaded[1];
+    expect(byEvent('file.deleted')).toEqual([first]);
   });
 });
 

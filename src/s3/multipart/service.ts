@@ -13,6 +13,7 @@ import type { FileRecord } from '../../core/file-record.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
 import { uuidInKey } from '../../blobs/sweep.js';
+import { digestsLaterFor } from '../../blobs/digest.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { Initiator } from '../../jobs/file-events.js';
 import type { ProjectRow } from '../../projects/service.js';
@@ -91,7 +92,10 @@ export class S3Multipart {
       for (const part of parts) for await (const chunk of await blobs.get(part.blob_key)) yield chunk as Buffer;
     }
     const total = parts.reduce((n, p) => n + Number(p.size), 0);
-    const staged = await this.ctx.files.stage(Readable.from(concat(), { objectMode: false }), total, entityTooLarge);
+    // A large file is answered before its MD5 and SHA-256, as a large /base/ upload is (a job computes
+    // them): the object's ETag is the multipart one, known from the parts already.
+    const later = digestsLaterFor(this.ctx.config.digestLaterBytes, total);
+    const staged = await this.ctx.files.stage(Readable.from(concat(), { objectMode: false }), total, entityTooLarge, undefined, later);
     const etag = `${crypto.createHash('md5').update(Buffer.concat(parts.map((p) => Buffer.from(p.md5, 'hex')))).digest('hex')}-${parts.length}`;
     const file = await this.objects.commit(project, staged, {
       key: upload.object_key,
