@@ -96,6 +96,19 @@ export function pdfText(data: Buffer): string {
   }
 }
 
+/** The pixel size of every image a PDF holds (pdfimages -list), as `WxH`. */
+export function pdfImageSizes(data: Buffer): string[] {
+  const file = path.join(os.tmpdir(), `stowage-test-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.pdf`);
+  fs.writeFileSync(file, data);
+  try {
+    // Two header lines, then one line per image: page num type width height …
+    const lines = execFileSync('pdfimages', ['-list', file]).toString().trim().split('\n').slice(2);
+    return lines.map((l) => l.trim().split(/\s+/)).map((f) => `${f[3]}x${f[4]}`);
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
 /** Every entry of a zip (an OOXML or ODF file) as UTF-8 text, by name. */
 export async function unzipText(data: Buffer): Promise<Record<string, string>> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => yauzl.fromBuffer(data, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z))));

@@ -3,7 +3,7 @@
  * loopback listener and to /etc/passwd every way we know (HTML, FODT, ODT, DOCX, RTF, CSV: see
  * ./hostile.ts) go through the real REST conversion API of a real server with real LibreOffice; the
  * listener sees no request, the PDFs hold the documents' own text but neither the listener's answer
- * nor /etc/passwd. A zip-bomb DOCX fails at the memory bound with a clear reason. One server, three
+ * (its text, or the picture it serves for image URLs) nor /etc/passwd. A zip-bomb DOCX fails at the memory bound with a clear reason. One server, three
  * conversions at once: the bomb is submitted first and grows while the others convert; the memory
  * bound is 512 MiB here so it reaches it sooner.
  */
@@ -11,21 +11,31 @@ import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../helpers/use-server.js';
 import { hostileDocuments, zipBombDocx } from './hostile.js';
-import { pdfText, waitForJob } from './helpers.js';
+import { pdfImageSizes, pdfText, waitForJob } from './helpers.js';
 
 const SECRET = 'LISTENER-SECRET-7f3a';
 const requests: string[] = [];
+/** What the listener answers for image URLs: a size no placeholder has. */
+const PICTURE = { width: 17, height: 13 };
+let picture: Buffer = Buffer.alloc(0);
 const listener = http.createServer((req, res) => {
   requests.push(`${req.method} ${req.url}`);
-  res.setHeader('content-type', req.url?.endsWith('.xml') || req.url?.includes('filterxml') ? 'text/xml' : 'text/html');
+  if (req.url?.endsWith('.png')) {
+    res.setHeader('content-type', 'image/png');
+    res.end(picture);
+    return;
+  }
+  res.setHeader('content-type', req.url?.includes('filterxml') ? 'text/xml' : 'text/html');
   res.end(req.url?.includes('filterxml') ? `<a>${SECRET}</a>` : `<html><body><p>${SECRET}</p></body></html>`);
 });
 let base = '';
 
 beforeAll(async () => {
+  picture = await sharp({ create: { ...PICTURE, channels: 3, background: '#c00' } }).png().toBuffer();
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(listener.address() as { port: number }).port}`;
 });
@@ -69,6 +79,8 @@ describe('converter isolation', () => {
       expect(text, d.name).not.toContain(SECRET);
       expect(text, d.name).not.toContain(passwdLine);
       expect(text, d.name).not.toMatch(/root:x?:0:0/);
+      // The listener's 17x13 picture is nowhere (LibreOffice's placeholders for missing pictures are).
+      expect(pdfImageSizes(await cdnBytes(done[i]!.result.uuid)), d.name).not.toContain(`${PICTURE.width}x${PICTURE.height}`);
     }
   });
 
