@@ -12,6 +12,7 @@ export const DEFAULTS = {
   maxUploadBytes: 5 * 1024 ** 3,
   digestLaterBytes: 64 * 1024 ** 2,
   unstoredTtlMs: 24 * 3600 * 1000,
+  restoreWindowMs: 24 * 3600 * 1000,
   sdkAliases: true,
   trustedProxies: [],
   simpleAuthLoopback: true,

@@ -45,6 +45,8 @@ export const schema = z.object({
   digestLaterBytes: z.coerce.number().int().min(0),
   /** An uploaded file not stored within this long expires. */
   unstoredTtlMs: z.coerce.number().int().positive(),
+  /** Files feature: a file removed through the REST API can be stored again (its bytes kept) for this long; 0: removal is final. */
+  restoreWindowMs: z.coerce.number().int().min(0),
   /** Accept the official SDKs' identifiers (Uploadcare scheme words, UPLOADCARE_PUB_KEY, vendor media type). */
   sdkAliases: bool,
   /** TLS certificate and key (PEM files): all three surfaces then listen with HTTPS. */

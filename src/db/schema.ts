@@ -62,6 +62,8 @@ export interface FilesTable {
   object_key: ColumnType<string | null, string | null | undefined, string | null>;
   /** The S3 ETag of an object assembled from parts; null when it is the MD5. */
   object_etag: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A file removed through the API can be stored again until then (files/lifecycle.ts); null otherwise. */
+  restore_until_us: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface FileTagsTable {

@@ -43,7 +43,7 @@ export function filesFeature(ctx: AppContext): Feature {
     blobOwners: [{ prefix: 'files/', referenced: (keys) => ctx.files.referencedBlobKeys(keys) }],
     jobs: {
       [BLOB_DELETE_JOB]: {
-        run: (p) => ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey),
+        run: (p) => ctx.files.reclaimBytes(p.projectId, p.uuid, p.blobKey, p.removedUs),
       },
       [DIGEST_LATER_JOB]: {
         // Reads the whole file (about 3 s of CPU per GiB, in the digest threads): two at a time per node.

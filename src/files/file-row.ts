@@ -58,6 +58,7 @@ export function toRow(f: FileRecord): FileRow {
     detected_mime: f.mimeType,
     object_key: f.objectKey ?? null,
     object_etag: f.objectEtag ?? null,
+    restore_until_us: null,
   };
 }
 
@@ -65,7 +66,7 @@ export function toRow(f: FileRecord): FileRow {
 export const FILE_COLUMNS = [
   'uuid', 'project_id', 'uploaded_us', 'stored_us', 'removed_us', 'size', 'mime_type', 'original_filename', 'filename', 'is_image',
   'is_ready', 'content_info', 'metadata', 'appdata', 'blob_key', 'md5', 'source_url', 'tags', 'detected_mime',
-  'object_key', 'object_etag',
+  'object_key', 'object_etag', 'restore_until_us',
 ] as const satisfies readonly (keyof FileRow)[];
 // A column added to the table but not to the list fails the build here instead of going unwritten.
 const everyColumn: Exclude<keyof FileRow, (typeof FILE_COLUMNS)[number]> extends never ? true : never = true;

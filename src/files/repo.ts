@@ -147,7 +147,7 @@ export class FileRepo {
   }
 
   /** Appdata is not here: setAppdata keeps its label rows with it. */
-  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'blob_key' | 'md5' | 'object_key'>>): Promise<void> {
+  async update(db: DbOrTrx, projectId: number, uuid: string, patch: Partial<Pick<Row, 'stored_us' | 'removed_us' | 'metadata' | 'blob_key' | 'md5' | 'object_key' | 'restore_until_us'>>): Promise<void> {
     await db.updateTable('files').set(patch).where('uuid', '=', uuid).where('project_id', '=', projectId).execute();
   }
 
@@ -207,9 +207,22 @@ export class FileRepo {
     return new Map((await s.execute()).map((r) => [r.uuid, toRecord(r)]));
   }
 
-  /** Marks the project's files stored at `t` (a batch store), one statement. */
+  /** Marks the project's files stored at `t` (a batch store; removed ones among them restored), one statement. */
   async markStored(db: DbOrTrx, projectId: number, uuids: readonly string[], t: number): Promise<void> {
-    await db.updateTable('files').set({ stored_us: t }).where('project_id', '=', projectId).where('uuid', 'in', [...uuids]).execute();
+    await db.updateTable('files').set({ stored_us: t, removed_us: null, restore_until_us: null }).where('project_id', '=', projectId).where('uuid', 'in', [...uuids]).execute();
+  }
+
+  /** Until when each of the project's removed `uuids` can be stored again (absent: never). Locked rows: read in the same transaction. */
+  async restorableUntil(db: DbOrTrx, projectId: number, uuids: readonly string[]): Promise<Map<string, number>> {
+    if (uuids.length === 0) return new Map();
+    const rows = await db
+      .selectFrom('files')
+      .select(['uuid', 'restore_until_us'])
+      .where('project_id', '=', projectId)
+      .where('uuid', 'in', [...uuids])
+      .where('restore_until_us', 'is not', null)
+      .execute();
+    return new Map(rows.map((r) => [r.uuid, Number(r.restore_until_us)]));
   }
 
   /** Unstored, not removed files uploaded before the cutoff (the expiry sweep). */

@@ -66,6 +66,8 @@ function listedFiles(ctx: AppContext) {
 export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     const json = (req: FastifyRequest, f: FileRecord, extras = false) => restFileFor(req.apiVersion, f, ctx.bases, extras);
+    // A client's removal can be taken back by storing the file again, for a while (docs/files.md).
+    const byRequest = { restoreMs: ctx.config.restoreWindowMs };
     const listed = listedFiles(ctx);
 
     restRoute(app, LIST_SPEC, async (req, reply) => {
@@ -107,7 +109,7 @@ export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
     });
 
     const remove = async (req: FastifyRequest, reply: FastifyReply) => {
-      const file = await ctx.files.remove(req.projectId, uuidOf(req), apiInitiator(req.id));
+      const file = await ctx.files.remove(req.projectId, uuidOf(req), apiInitiator(req.id), byRequest);
       return sendJson(reply, 200, json(req, file, true));
     };
     restRoute(app, { method: 'DELETE', url: '/files/:uuid/storage/', tags: FILES, summary: 'Delete a file', params: fileParams, responses: { 200: { description: 'The removed file.', schema: restFileSchema }, 404: notFoundAnswer('File') } }, remove);
@@ -129,7 +131,7 @@ export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
           responses: { 200: { description: 'The files changed, and a problem per UUID that was not.', schema: batchJson } },
         },
         async (req, reply, { body }) => {
-          const { problems, result } = await ctx.files.batch(req.projectId, body, action, apiInitiator(req.id));
+          const { problems, result } = await ctx.files.batch(req.projectId, body, action, apiInitiator(req.id), byRequest);
           return sendJson(reply, 200, { status: 'ok', problems, result: result.map((f) => json(req, f, true)) });
         },
       );

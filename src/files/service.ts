@@ -19,7 +19,7 @@ import type { ProjectRow } from '../projects/service.js';
 import type { TagChange } from '../core/tags.js';
 import { FileEdits, type AddonResultWrite } from './edits.js';
 import { FileIngest, type IngestOptions, type StagedBlob, type UploadHook } from './ingest.js';
-import { fileNotFound, FileLifecycle } from './lifecycle.js';
+import { fileNotFound, FileLifecycle, type Removal } from './lifecycle.js';
 import { LaterDigests } from './digest-later.js';
 
 // FileService is the feature's one service; its parts: new files (ingest.ts), stored and removed
@@ -183,18 +183,22 @@ export class FileService {
     return this.repo.countAndTotals(q);
   }
 
+  /** Stores the file; a removed one still in its restore window comes back (lifecycle.ts). */
   store(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
     return this.lifecycle.store(projectId, uuid, initiator);
   }
 
-  /** Marks the file removed at once; its bytes are reclaimed by a job in the same transaction. */
-  remove(projectId: number, uuid: string, initiator: Initiator): Promise<FileRecord> {
-    return this.lifecycle.remove(projectId, uuid, initiator);
+  /**
+   * Marks the file removed at once; its bytes are reclaimed by a job in the same transaction, due
+   * once the removal can no longer be taken back (`how`; by default at once).
+   */
+  remove(projectId: number, uuid: string, initiator: Initiator, how?: Removal): Promise<FileRecord> {
+    return this.lifecycle.remove(projectId, uuid, initiator, how);
   }
 
   /** Batch store / delete: per-id problems instead of failing the whole request (lifecycle.ts). */
-  batch(projectId: number, ids: string[], action: 'store' | 'remove', initiator: Initiator): Promise<{ problems: Record<string, string>; result: FileRecord[] }> {
-    return this.lifecycle.batch(projectId, ids, action, initiator);
+  batch(projectId: number, ids: string[], action: 'store' | 'remove', initiator: Initiator, how?: Removal): Promise<{ problems: Record<string, string>; result: FileRecord[] }> {
+    return this.lifecycle.batch(projectId, ids, action, initiator, how);
   }
 
   setMetadataKey(projectId: number, uuid: string, key: string, value: unknown, initiator: Initiator): Promise<{ value: string; created: boolean }> {
@@ -221,7 +225,7 @@ export class FileService {
   }
 
   /** Job body: the removed file forgets its key, and the bytes go once no other file uses them (lifecycle.ts). */
-  reclaimBytes(projectId: number, uuid: string, blobKey: string): Promise<void> {
-    return this.lifecycle.reclaimBytes(projectId, uuid, blobKey);
+  reclaimBytes(projectId: number, uuid: string, blobKey: string, removedUs?: number): Promise<void> {
+    return this.lifecycle.reclaimBytes(projectId, uuid, blobKey, removedUs);
   }
 }

@@ -38,8 +38,8 @@ export interface JobPayloads {
   'jobs.prune': PeriodicPayload;
   /** Blobs no row references, left by crashes (blobs/sweep.ts). */
   'blobs.sweep-leftovers': PeriodicPayload;
-  /** The bytes of a removed file (files feature). */
-  'blob.delete': { projectId: number; uuid: string; blobKey: string };
+  /** The bytes of a removed file (files feature); `removedUs` names the removal (a file restored or removed again since keeps them). */
+  'blob.delete': { projectId: number; uuid: string; blobKey: string; removedUs?: number };
   /** MD5 and SHA-256 of a large file committed without them, computed after its answer (files feature). */
   'file.digest': { projectId: number; uuid: string; blobKey: string };
   /** Expiry of unstored files (files feature). */

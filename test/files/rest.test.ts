@@ -67,8 +67,9 @@ describe('store and delete', () => {
     expect(removed.json.original_file_url).toBeNull();
     const info = await srv.call('GET', `/files/${uuid}/`);
     expect(info.json.datetime_removed).toBe(removed.json.datetime_removed);
-    // Storing a removed file is refused with a clear 4xx: the spec has no transition out of the
-    // removed state ("not shown"), and the bytes are being reclaimed. The batch form says so per id.
+    // With the restore window off (test servers run with STOWAGE_RESTORE_WINDOW_MS=0; restore.test.ts
+    // has one), storing a removed file is refused with a clear 4xx: its bytes are being reclaimed.
+    // The batch form says so per id.
     const storeRemoved = await srv.call('PUT', `/files/${uuid}/storage/`);
     expect(storeRemoved.status).toBe(400);
     expect(storeRemoved.json.detail).toBe('File is removed and can not be stored.');

@@ -27,6 +27,7 @@ import { uploadIndexes } from './0023_upload_indexes.js';
 import { fairClaimPlan } from './0024_fair_claim_plan.js';
 import { tusClient } from './0025_tus_client.js';
 import { objectKeys } from './0026_object_keys.js';
+import { fileRestore } from './0027_file_restore.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -53,4 +54,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0024_fair_claim_plan', fairClaimPlan],
   ['0025_tus_client', tusClient],
   ['0026_object_keys', objectKeys],
+  ['0027_file_restore', fileRestore],
 ];
