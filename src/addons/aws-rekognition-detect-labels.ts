@@ -3,10 +3,11 @@
  * found by the models shipped in @vladmandic/human, run in the detector worker threads
  * (media/detect/), answered in Amazon Rekognition's DetectLabels shape: labels with confidence
  * (0..100), instances with relative bounding boxes, parents (also listed as labels, as
- * Rekognition does), and the model in `LabelModelVersion`.
+ * Rekognition does), and the model in `LabelModelVersion`. A face is reported only inside a
+ * person the object model found: BlazeFace alone also "finds" faces on cats and pills.
  */
-import { findObjectsAndFaces, type ImageFindings } from '../media/detect/analyse.js';
-import { OBJECT_MODEL, type Detection } from '../media/detect/types.js';
+import { backedFaces, findObjectsAndFaces, type ImageFindings } from '../media/detect/analyse.js';
+import { OBJECT_MODEL } from '../media/detect/types.js';
 import { confidenceField, paramsObject } from './params.js';
 import { FACE, rekognitionEntry } from './rekognition-taxonomy.js';
 import type { Addon } from './types.js';
@@ -40,23 +41,6 @@ export const awsRekognitionDetectLabels: Addon<LabelsParams, LabelsData> = {
 
 const pct = (score: number): number => Math.round(score * 100_000) / 1000;
 const rel = (v: number): number => Math.round(v * 10_000) / 10_000;
-
-/** Centre of `inner` inside `outer`. */
-function centredIn(inner: Detection, outer: Detection): boolean {
-  const cx = inner.x + inner.width / 2;
-  const cy = inner.y + inner.height / 2;
-  return cx >= outer.x && cx <= outer.x + outer.width && cy >= outer.y && cy <= outer.y + outer.height;
-}
-
-/**
- * The faces a person found by the object model holds. BlazeFace answers for any face-like
- * pattern (a cat's face, a round pill with a mark on it), and a face is reported as part of a
- * Person: only a face whose centre is inside a person's box is one.
- */
-export function backedFaces(found: ImageFindings): Detection[] {
-  const people = found.objects.filter((o) => o.label === 'person');
-  return found.faces.filter((f) => people.some((p) => centredIn(f, p)));
-}
 
 export function labelsOf(found: ImageFindings, minConfidence: number): LabelsData {
   const labels = new Map<string, RekognitionLabel>();

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import { useServer } from '../helpers/use-server.js';
 import { dinnerPhoto, facePhoto } from '../media/photos.js';
+import { catPhoto } from '../media/labelled-photos.js';
 
 const LABELS = 'aws_rekognition_detect_labels';
 const MODERATION = 'aws_rekognition_detect_moderation_labels';
@@ -15,7 +16,9 @@ const json = (body: unknown) => ({ body: JSON.stringify(body), contentType: 'app
 
 let dinner: string;
 let face: string;
+let cat: string;
 beforeAll(async () => {
+  cat = await s.uploadFile('cat.jpg', fs.readFileSync(catPhoto()));
   dinner = await s.uploadFile('dinner.jpg', fs.readFileSync(await dinnerPhoto()));
   face = await s.uploadFile('face.jpg', fs.readFileSync(await facePhoto()));
 });
@@ -71,6 +74,15 @@ describe('aws_rekognition_detect_labels', () => {
     // Labels come most confident first.
     const conf = data.Labels.map((l) => l.Confidence);
     expect([...conf].sort((a, b) => b - a)).toEqual(conf);
+  });
+
+  it('a kitten is a Cat with its parents; the face BlazeFace sees on it makes no Face or Person', async () => {
+    const data = (await runAddon(LABELS, cat)).data as { Labels: Label[] };
+    const names = data.Labels.map((l) => l.Name);
+    expect(names).toContain('Cat');
+    expect(names).toContain('Animal');
+    expect(data.Labels.find((l) => l.Name === 'Cat')!.Parents).toEqual([{ Name: 'Pet' }, { Name: 'Animal' }, { Name: 'Mammal' }]);
+    for (const wrong of ['Person', 'Face', 'Head', 'Dog']) expect(names).not.toContain(wrong);
   });
 
   it('refuses a wrong min_confidence, unknown params and a non-image target', async () => {

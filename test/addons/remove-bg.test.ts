@@ -4,6 +4,8 @@
  * with a clear subject on a plain background becomes a new PNG file with alpha, the subject opaque
  * and the background transparent; crop, crop_margin, scale, position and channels are applied;
  * unsupported params are refused with a 400 naming them; without the plugin the status is `error`.
+ * `type_level` names the foreground from what the detectors find on real photos (a kitten from
+ * ij-test, the dinner photo of @vladmandic/human's samples).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +14,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startServer } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
 import { restClient, uploadBase, type RestCall } from '../helpers/rest.js';
+import { catPhoto } from '../media/labelled-photos.js';
+import { dinnerPhoto } from '../media/photos.js';
 
 const PLUGINS = path.join(ROOT, '.plugins');
 const W = 320;
@@ -107,8 +111,10 @@ describe('remove_bg', () => {
     expect(c.alpha(2, 2)).toBeLessThan(25);
     expect((await s.call('GET', `/files/${cropped.target}/?include=appdata`)).json.appdata.remove_bg.data).toEqual({ foreground_type: 'product' });
 
-    const moved = await removeBg({ scale: '50%', position: '0% 0%', channels: 'alpha', semitransparency: false });
+    const moved = await removeBg({ scale: '50%', position: '0% 0%', channels: 'alpha', semitransparency: false, type_level: '2' });
     expect(moved.status, moved.error).toBe('done');
+    // A red disc is none of person, animal, car or transportation.
+    expect((await s.call('GET', `/files/${moved.target}/?include=appdata`)).json.appdata.remove_bg.data).toEqual({ foreground_type: 'product' });
     const m = await resultImage(moved.result!.file_id);
     // One channel: the mask. The subject now fits 50% of the canvas (120 px high), in the top-left corner.
     expect([m.meta.width, m.meta.height, m.meta.channels]).toEqual([W, H, 1]);
@@ -117,11 +123,21 @@ describe('remove_bg', () => {
     expect(m.alpha(W - 10, H - 10)).toBe(0);
   }, 600_000);
 
+  it('type_level 1 and latest name the foreground the detectors find: an animal, a person', async () => {
+    const cat = await removeBg({ type_level: '1' }, s.call, await s.uploadFile('cat.jpg', fs.readFileSync(catPhoto())));
+    expect(cat.status, cat.error).toBe('done');
+    expect((await s.call('GET', `/files/${cat.target}/?include=appdata`)).json.appdata.remove_bg.data).toEqual({ foreground_type: 'animal' });
+    // An explicit type does not hide what was found.
+    const dinner = await removeBg({ type_level: 'latest', type: 'product' }, s.call, await s.uploadFile('dinner.jpg', fs.readFileSync(await dinnerPhoto())));
+    expect(dinner.status, dinner.error).toBe('done');
+    expect((await s.call('GET', `/files/${dinner.target}/?include=appdata`)).json.appdata.remove_bg.data).toEqual({ foreground_type: 'person' });
+  }, 600_000);
+
   it('refuses what it cannot honour with a 400 naming the parameter, and non-images', async () => {
     const uuid = await s.uploadFile('ball.jpg', image);
     const post = (params: unknown, target = uuid) => s.call('POST', '/addons/remove_bg/execute/', { body: JSON.stringify({ target, params }), contentType: 'application/json' });
     for (const [params, field] of [
-      [{ type_level: '2' }, 'params.type_level'],
+      [{ type_level: '3' }, 'params.type_level'],
       [{ crop: 'yes' }, 'params.crop'],
       [{ crop_margin: 'lots' }, 'params.crop_margin'],
       [{ scale: '5%' }, 'params.scale'],

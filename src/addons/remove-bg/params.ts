@@ -3,6 +3,7 @@
  * pixels or percentages; positions and scales are fractions.
  */
 import { boolField, enumField, paramError, paramsObject, stringField } from '../params.js';
+import type { TypeLevel } from './foreground.js';
 
 export type Length = { px: number } | { fraction: number };
 
@@ -16,6 +17,8 @@ export interface RemoveBgParams {
   position: { x: number; y: number } | null;
   addShadow: boolean;
   type: 'auto' | 'person' | 'product' | 'car';
+  /** `none`: `foreground_type` echoes `type`; else the detected class at that level (foreground.ts). */
+  typeLevel: 'none' | TypeLevel;
   semitransparency: boolean;
   channels: 'rgba' | 'alpha';
   /** Region of interest: outside it nothing is foreground. */
@@ -47,11 +50,9 @@ function percent(text: string, key: string): number {
 
 export function parseRemoveBgParams(raw: unknown): RemoveBgParams {
   const p = paramsObject(raw, KNOWN);
-  const typeLevel = enumField(p, 'type_level', ['none', '1', '2', 'latest'], 'none');
-  if (typeLevel !== 'none') {
-    // Naming the foreground's class needs a classifier the plugin does not have.
-    throw paramError('`params.type_level` other than "none" is not supported here: no foreground classifier is installed.');
-  }
+  // The public API's values are strings; a client that sends the numbers 1 and 2 means the same.
+  const rawLevel = p['type_level'];
+  const typeLevel = enumField(typeof rawLevel === 'number' ? { type_level: String(rawLevel) } : p, 'type_level', ['none', '1', '2', 'latest'], 'none');
   const scaleText = stringField(p, 'scale', 'original');
   let scale: number | null = null;
   if (scaleText !== 'original') {
@@ -84,6 +85,7 @@ export function parseRemoveBgParams(raw: unknown): RemoveBgParams {
     position,
     addShadow: boolField(p, 'add_shadow', false),
     type: enumField(p, 'type', ['auto', 'person', 'product', 'car'], 'auto'),
+    typeLevel,
     semitransparency: boolField(p, 'semitransparency', true),
     channels: enumField(p, 'channels', ['rgba', 'alpha'], 'rgba'),
     roi,

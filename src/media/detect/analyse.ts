@@ -34,3 +34,20 @@ export async function nsfwScores(src: SourceFile, timeoutMs: number): Promise<Ns
   const img = await rgbOf(opened.img, opened.width, opened.height, NSFW_INPUT, { w: NSFW_INPUT, h: NSFW_INPUT });
   return classifyNsfw(img, timeoutMs);
 }
+
+/** Centre of `inner` inside `outer`. */
+export function centredIn(inner: Detection, outer: Detection): boolean {
+  const cx = inner.x + inner.width / 2;
+  const cy = inner.y + inner.height / 2;
+  return cx >= outer.x && cx <= outer.x + outer.width && cy >= outer.y && cy <= outer.y + outer.height;
+}
+
+/**
+ * The faces that a person found by the object model holds. BlazeFace answers for any face-like
+ * pattern (a cat's face, a round pill with a mark on it), so a face counts as a person's only
+ * when its centre is inside a person's box.
+ */
+export function backedFaces(found: ImageFindings): Detection[] {
+  const people = found.objects.filter((o) => o.label === 'person');
+  return found.faces.filter((f) => people.some((p) => centredIn(f, p)));
+}
