@@ -22,7 +22,10 @@ export interface RekognitionLabel {
 export interface LabelsData { LabelModelVersion: string; Labels: RekognitionLabel[] }
 export interface LabelsParams { min_confidence: number }
 
-/** CenterNet's scores run lower than Rekognition's; 40 is the floor that measured best on the labelled photos of the tests (docs/detection.md). */
+/**
+ * CenterNet's scores run lower than Rekognition's: 40 is the floor that measured best on the
+ * labelled photos of the tests (docs/detection.md).
+ */
 const DEFAULT_MIN_CONFIDENCE = 40;
 
 export const awsRekognitionDetectLabels: Addon<LabelsParams, LabelsData> = {

@@ -153,7 +153,7 @@ function loadNsfw(): Promise<GraphModel> {
 
 const NSFW_SIZE = 224;
 
-/** Grey the letterbox is filled with: the mean the models centre their input on. */
+/** The letterbox's fill: mid-grey, neither an edge nor a colour for the model to read. */
 const PAD_GREY = 127;
 
 /**
