@@ -88,6 +88,13 @@ export interface RestQuickRead {
 /** Answers a CDN request for one stored file: its original, or the rendition its plan asks for. */
 export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: FileRecord, request: { plan: Plan; filename: string | null }) => Promise<void>;
 
+/**
+ * A blob's bytes from the node's originals cache (the CDN's raw delivery keeps them there), read
+ * and remembered on a miss; null when the caller should stream from the store instead (too large,
+ * the cache off, or too much being read at once). The S3 surface's GetObject reads through it.
+ */
+export type ReadOriginal = (blobKey: string, size: number) => Promise<Buffer | null>;
+
 /** Renders a stored image through the pipeline (copies with operations). */
 export type RenderStoredFile = (file: FileRecord, plan: Plan) => Promise<RenderResult>;
 

@@ -19,7 +19,8 @@ import { s3Feature } from './s3/feature.js';
 
 export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
   // Every node renders (copies with operations); only a CDN node serves files and keeps a cache.
-  const delivery = await deliveryFeature(ctx, { serveCdn: ctx.config.only.includes('cdn') });
+  const only = ctx.config.only;
+  const delivery = await deliveryFeature(ctx, { serveCdn: only.includes('cdn'), keepOriginals: only.includes('cdn') || only.includes('s3') });
   const groups = groupsFeature(ctx, { deliver: delivery.deliver });
   return [
     filesFeature(ctx),
@@ -32,6 +33,6 @@ export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
     addonsFeature(ctx),
     await conversionsFeature(ctx, { makeGroup: groups.makeGroup, deliver: delivery.deliver }),
     dashboardFeature(ctx),
-    s3Feature(ctx),
+    s3Feature(ctx, { readOriginal: delivery.readOriginal }),
   ];
 }

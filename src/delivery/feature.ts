@@ -8,7 +8,7 @@
 import path from 'node:path';
 import sharp from 'sharp';
 import type { AppContext } from '../context.js';
-import type { DeliverFile, Feature, RenderStoredFile } from '../feature.js';
+import type { DeliverFile, Feature, ReadOriginal, RenderStoredFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
 import { requireCdnAccess } from '../http/cdn/access.js';
 import { FileLookup } from './lookup.js';
@@ -22,19 +22,23 @@ export interface DeliveryFeature extends Feature {
   /** Present on nodes that serve the CDN. */
   deliver: DeliverFile | null;
   render: RenderStoredFile;
+  /** Originals from memory for the S3 surface's reads (null answers on nodes that keep none). */
+  readOriginal: ReadOriginal;
 }
 
-export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean }): Promise<DeliveryFeature> {
+/** `keepOriginals`: the node serves the CDN or the S3 surface, whose reads share the originals cache. */
+export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean; keepOriginals: boolean }): Promise<DeliveryFeature> {
   const cfg = ctx.config;
-  // Only a CDN node keeps originals in memory: elsewhere (copies) a render reads the store.
-  const originals = new OriginalsCache(ctx.blobs, opts.serveCdn ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
+  // Only a node serving reads keeps originals in memory: elsewhere (copies) a render reads the store.
+  const originals = new OriginalsCache(ctx.blobs, opts.keepOriginals ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
+  const readOriginal: ReadOriginal = async (blobKey, size) => (await originals.get(blobKey, size))?.bytes ?? null;
   // libvips' operation cache would keep up to 20 loaded files open, removed or not: a render's
   // scratch images (hundreds of MB each for a large one) would hold their disk space until evicted.
   sharp.cache({ files: 0 });
   const scratchDir = ctx.blobs.spoolDir ?? path.join(cfg.dataDir, 'spool');
   const renderer = new StoredFileRenderer(ctx.files, new StoredSources(ctx.blobs, originals), scratchDir, ctx.config.cdnRenderTimeoutMs);
   const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);
-  if (!opts.serveCdn) return { name: 'delivery', deliver: null, render };
+  if (!opts.serveCdn) return { name: 'delivery', deliver: null, render, readOriginal };
 
   const lookup = new FileLookup(ctx.files);
   // The file service lives as long as this feature: no need to unsubscribe.
@@ -50,6 +54,7 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
     name: 'delivery',
     deliver,
     render,
+    readOriginal,
     cdn: {
       file: async (req, res, request) => {
         const file = await lookup.get(request.uuid);

@@ -1,13 +1,14 @@
 /** The S3-compatible surface over a project's files (docs/s3.md): one handler for every request of the `s3` surface. */
 import type { AppContext } from '../context.js';
-import type { Feature } from '../feature.js';
+import type { Feature, ReadOriginal } from '../feature.js';
 import { s3Handler } from './handler.js';
 import { multipartHandlers } from './multipart-routes.js';
 import { PARTS_PREFIX, S3_MULTIPART_EXPIRE_JOB, S3Multipart } from './multipart/service.js';
 import { ObjectService } from './service.js';
 
-export function s3Feature(ctx: AppContext): Feature {
-  const service = new ObjectService(ctx);
+/** `readOriginal`: the delivery feature's originals cache, which GetObject reads small objects through. */
+export function s3Feature(ctx: AppContext, deps: { readOriginal: ReadOriginal }): Feature {
+  const service = new ObjectService(ctx, deps.readOriginal);
   const multipart = new S3Multipart(ctx, service);
   return {
     name: 's3',

@@ -80,7 +80,7 @@ function copySourceKey(source: string, bucket: string): string {
 
 export async function getObject(ctx: AppContext, service: ObjectService, r: S3Request, caller: Caller, key: string): Promise<void> {
   const o = await service.get(caller.project.id, key);
-  await sendObject(r, o, ctx.blobs);
+  await sendObject(r, o, ctx.blobs, service.readOriginal);
 }
 
 export async function deleteObject(service: ObjectService, r: S3Request, caller: Caller, key: string): Promise<void> {

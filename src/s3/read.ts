@@ -5,6 +5,7 @@
  */
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore } from '../blobs/store.js';
+import type { ReadOriginal } from '../feature.js';
 import { parseRange } from '../http/cdn/headers.js';
 import { s3Error } from '../http/s3/errors.js';
 import type { ObjectRow } from './repo.js';
@@ -63,7 +64,7 @@ function precondition(r: S3Request, o: ObjectRow): 304 | 412 | null {
   return null;
 }
 
-export async function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore): Promise<void> {
+export async function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, readOriginal: ReadOriginal): Promise<void> {
   const headers = objectHeaders(o);
   for (const [param, header] of OVERRIDES) {
     const v = r.query.get(param);
@@ -86,6 +87,12 @@ export async function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore): 
     return;
   }
   if (!o.blobKey) throw s3Error(404, 'NoSuchKey', 'The specified key does not exist.');
+  const original = await readOriginal(o.blobKey, o.size);
+  if (original) {
+    // One write of a shared buffer, as the CDN's raw delivery: no open, read or stream per request.
+    r.res.writeHead(status, headers).end(partial ? original.subarray(range.start, range.end + 1) : original);
+    return;
+  }
   const body = await blobs.get(o.blobKey, partial ? { start: range.start, end: range.end } : undefined);
   r.res.writeHead(status, headers);
   await pipeline(body, r.res).catch(() => {

@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
+import type { ReadOriginal } from '../feature.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { Initiator } from '../jobs/file-events.js';
 import type { ProjectRow } from '../projects/service.js';
@@ -25,7 +26,11 @@ export interface NewObject {
 export class ObjectService {
   readonly repo: ObjectRepo;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(
+    private readonly ctx: AppContext,
+    /** Small objects' bytes from the node's originals cache (shared with the CDN's raw delivery). */
+    readonly readOriginal: ReadOriginal,
+  ) {
     this.repo = new ObjectRepo(ctx.db);
   }
 
@@ -81,7 +86,7 @@ export class ObjectService {
     if (uuids.length > 0) await this.ctx.files.batch(projectId, uuids, 'remove', initiator);
   }
 
-  /** The bytes of an object, to copy them (CopyObject). */
+  /** The bytes of an object, streamed from the store (CopyObject, GetObject of a large one). */
   async read(o: ObjectRow): Promise<Readable> {
     if (!o.blobKey) throw noSuchKey();
     return this.ctx.blobs.get(o.blobKey);

@@ -2,7 +2,8 @@
  * The S3 surface's signature checks, with requests signed by the AWS SDK's own signer
  * (@smithy/signature-v4): the payload hash is checked against the stored bytes, aws-chunked bodies
  * with signed chunks are accepted only with every chunk signature right, stale header signatures
- * and expired presigned URLs are refused, and a wrong Content-MD5 stores nothing.
+ * and expired presigned URLs are refused, and a wrong Content-MD5 stores nothing. A project past
+ * its request budget is told S3's SlowDown.
  */
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,8 @@ import { useServer } from '../helpers/use-server.js';
 import { request } from '../helpers/http.js';
 import { S3_SERVER } from './helpers.js';
 
-const srv = useServer(S3_SERVER);
+// A project's budget of 40 requests at once, then one every 2 s: the throttling test, last, spends it.
+const srv = useServer({ env: { ...S3_SERVER.env, STOWAGE_RATE_UPLOAD_PER_SEC: '0.5', STOWAGE_RATE_UPLOAD_BURST: '40' } });
 
 /** The Hash the signer is built with, on node:crypto. */
 class Sha256 {
@@ -117,5 +119,14 @@ describe('S3 signatures and body checks', () => {
     const r = await request(s.url, { method: 'PUT', headers: s.headers, body: 'content' });
     expect([r.status, /BadDigest/.test(r.text)]).toEqual([400, true]);
     expect((await get('md5/wrong.txt')).status).toBe(404);
+  });
+
+  // Last: it spends the project's budget.
+  it('past the project\'s budget, requests are SlowDown (503) with Retry-After', async () => {
+    const answers = await Promise.all(Array.from({ length: 45 }, () => get('nothing-here')));
+    const slow = answers.filter((r) => r.status === 503);
+    expect(slow.length).toBeGreaterThan(0);
+    expect([/<Code>SlowDown<\/Code>/.test(slow[0]!.text), Number(slow[0]!.headers.get('retry-after')) >= 1]).toEqual([true, true]);
+    expect(answers.filter((r) => r.status === 404).length).toBeGreaterThan(0);
   });
 });
