@@ -101,6 +101,13 @@ describe('S3 objects over the AWS SDK', () => {
     expect(await s3ErrorOf(getBytes(`${uuid}/other-name.txt`))).toEqual({ code: 'NoSuchKey', status: 404 });
   });
 
+  it('PutObject on a file\'s <uuid>/<name> key replaces that file', async () => {
+    const uuid = await srv.uploadFile('replaced.txt', 'uploaded through /base/');
+    await client().send(new PutObjectCommand({ Bucket: bucket(), Key: `${uuid}/replaced.txt`, Body: 'written over S3' }));
+    expect((await getBytes(`${uuid}/replaced.txt`)).body.toString()).toBe('written over S3');
+    expect((await srv.call('GET', `/files/${uuid}/`)).json.datetime_removed).toBeTruthy();
+  });
+
   it('DeleteObject and DeleteObjects remove the files; a key naming nothing is no error', async () => {
     await client().send(new PutObjectCommand({ Bucket: bucket(), Key: 'gone/a', Body: 'a' }));
     await client().send(new PutObjectCommand({ Bucket: bucket(), Key: 'gone/b', Body: 'b' }));
