@@ -10,7 +10,11 @@
 // the answer (STOWAGE_DIGEST_LATER_BYTES=0; by default a 1 GiB body gets them from a job after it).
 // Each case gets its own server, whose peak RSS (VmHWM) and CPU time per upload (all threads, the
 // main thread alone, and every other thread's, the later digests included) are printed, and how long
-// after the answer the CDN had the file's MD5.
+// after the answer the CDN had the file's MD5. The `client` case is the official upload client's
+// `uploadFile` (@uploadcare/upload-client, its defaults: 5 MiB parts, 4 at a time, then its
+// `is_ready` polling) on the same file held in memory, as an application hands it a Buffer: the
+// number users get. Its requests are timed from inside the bench (start, parts, completion, polls)
+// and its sockets counted, so a slow case says where its time went.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -27,7 +31,7 @@ const SIZE = Number(process.env.BENCH_UPLOAD_MIB ?? 1024) * MiB;
 const PART = 5 * MiB;
 const AT_ONCE = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const CASES = (process.env.BENCH_CASES ?? 'direct,multipart').split(',');
+const CASES = (process.env.BENCH_CASES ?? 'direct,multipart,client').split(',');
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-up-'));
 const source = path.join(work, 'source.bin');
@@ -87,6 +91,64 @@ async function multipartOnce(upload, publicKey) {
   if (done.status !== 200) throw new Error(`complete: ${done.status} ${done.text}`);
   const t2 = performance.now();
   return { total: (t2 - t0) / 1000, complete: (t2 - t1) / 1000, uuid };
+}
+
+/**
+ * What the official client's requests did in one `uploadFile`: each request's kind and span (ms
+ * from the upload's start), and how many sockets it opened. The client calls `http.request` on
+ * node:http's module object for each request, so wrapping that function sees all of them.
+ */
+function traceClientRequests() {
+  const original = http.request;
+  const spans = [];
+  const sockets = new Set();
+  const t0 = performance.now();
+  http.request = function tracedRequest(...args) {
+    const req = original.apply(this, args);
+    const kind = /\/multipart\/start\//.test(req.path) ? 'start' : /\/multipart\/complete\//.test(req.path) ? 'complete' : /\/info\//.test(req.path) ? 'info' : 'part';
+    const span = { kind, from: performance.now() - t0, to: NaN };
+    spans.push(span);
+    req.on('socket', (s) => sockets.add(s));
+    req.on('response', (res) => res.on('end', () => (span.to = performance.now() - t0)));
+    return req;
+  };
+  return {
+    stop() {
+      http.request = original;
+      const of = (kind) => spans.filter((s) => s.kind === kind);
+      const parts = of('part');
+      return {
+        startS: of('start')[0]?.to / 1000,
+        partsS: (Math.max(...parts.map((s) => s.to)) - Math.min(...parts.map((s) => s.from))) / 1000,
+        completeS: of('complete').reduce((t, s) => t + s.to - s.from, 0) / 1000,
+        infoPolls: of('info').length,
+        afterCompleteS: of('info').length ? (Math.max(...of('info').map((s) => s.to)) - Math.max(...of('complete').map((s) => s.to))) / 1000 : 0,
+        requests: spans.length,
+        sockets: sockets.size,
+      };
+    },
+  };
+}
+
+let sourceBuffer = null;
+
+/** One `uploadFile` of the official upload client with its defaults (multipart above 25 MB). */
+async function clientOnce(upload, publicKey) {
+  const { uploadFile } = await import('@uploadcare/upload-client');
+  sourceBuffer ??= fs.readFileSync(source);
+  const trace = traceClientRequests();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let file;
+  let steps;
+  try {
+    file = await uploadFile(sourceBuffer, { publicKey, baseURL: upload, fileName: 'big.bin', contentType: 'application/octet-stream', store: true });
+  } finally {
+    steps = trace.stop();
+  }
+  const total = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { total, complete: steps.completeS, steps: { ...steps, clientCpuS: (cpu.user + cpu.system) / 1e6 }, uuid: file.uuid };
 }
 
 /** One direct upload (POST /base/) of the source file, streamed as one multipart/form-data body. */
@@ -288,6 +350,16 @@ try {
     console.log(`  other threads (user+sys s per upload, largest first): ${mp.threads}`);
     console.log(`  ${digests(mp)}`);
     console.log(`  ${ratios(mp)}`);
+  }
+  if (CASES.includes('client')) {
+    const c = await stowageRounds(clientOnce);
+    const st = c.steps;
+    console.log(`official client uploadFile ${c.total.toFixed(2)} s  ${rate(c.total)}   (load ${load()})`);
+    console.log(`  client's requests     start ${st.startS.toFixed(2)} s, parts ${st.partsS.toFixed(2)} s, completion ${st.completeS.toFixed(2)} s, ${st.infoPolls} is_ready polls (${st.afterCompleteS.toFixed(2)} s after the completion); ${st.requests} requests on ${st.sockets} sockets; the client's own CPU ${st.clientCpuS.toFixed(2)} s`);
+    console.log(`  server                ${server(c)}`);
+    console.log(`  other threads (user+sys s per upload, largest first): ${c.threads}`);
+    console.log(`  ${digests(c)}`);
+    console.log(`  ${ratios(c)}`);
   }
 } finally {
   agent.destroy();
