@@ -47,7 +47,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   void sandboxAvailability().then((r) => {
     if (!r.ok && config.toolSandbox === 'required') log.warn({ reason: r.reason }, 'tool sandbox unavailable: document and video conversion, gif2video and video facts at upload are refused (stowage doctor)');
   });
-  const { db, projects } = await openStores(config, log);
+  const { db, projects, newerThanThisRelease } = await openStores(config, log);
+  if (newerThanThisRelease.length > 0) {
+    log.warn({ migrations: newerThanThisRelease }, 'the metadata store was migrated by a newer release: serving on it as it is (upgrade this node)');
+  }
   const blobs = await openBlobStore(config);
   const files = new FileService(db, blobs);
   configureDetectors(config);

@@ -120,7 +120,12 @@ export function buildCli(): Command {
     });
 
   storeOptions(program.command('migrate').description('bring the metadata store schema up to date')).action(async (opts: Record<string, unknown>) => {
-    await withStores(opts, async () => process.stdout.write('schema is up to date\n'), true);
+    await withStores(
+      opts,
+      async ({ newerThanThisRelease: newer }) =>
+        process.stdout.write(newer.length > 0 ? `schema is newer than this release (${newer.join(', ')}): left as it is\n` : 'schema is up to date\n'),
+      true,
+    );
   });
 
   const project = program.command('project').description('manage projects');

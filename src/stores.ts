@@ -13,10 +13,10 @@ import { ProjectService } from './projects/service.js';
 /** Opens the stores and runs migrations: what both `serve` and the admin commands need. */
 export async function openStores(config: Config, log: Logger) {
   const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
-  await migrate(db);
+  const { newerThanThisRelease } = await migrate(db);
   const projects = new ProjectService(new ProjectRepo(db));
   log.debug({ dialect: db.dialect }, 'metadata store ready');
-  return { db, projects };
+  return { db, projects, newerThanThisRelease };
 }
 
 export function createLogger(config: Config): Logger {
