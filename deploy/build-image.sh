@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Stowage node image (deploy/Dockerfile) as stowage:local, with podman, or docker where
 # that is what the machine has. From anywhere:
-#   deploy/build-image.sh [--tag name] [--base image]
+#   deploy/build-image.sh [--tag name] [--base image] [--context dir]
+# --context builds another source tree (an older release checked out by deploy/upgrade-check.sh)
+# with this Dockerfile.
 # The base: --base (or BASE_IMAGE) when given; else node:20-bookworm-slim when the registry answers;
 # else one built here from Debian packages and the npm registry (deploy/base-image.sh, needs root
 # and debootstrap), kept as localhost/stowage-base:node20-bookworm for the next build.
@@ -11,15 +13,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TAG="stowage:local"
 BASE="${BASE_IMAGE:-}"
 LOCAL_BASE="localhost/stowage-base:node20-bookworm"
+CONTEXT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) TAG="$2"; shift 2 ;;
     --base) BASE="$2"; shift 2 ;;
-    *) echo "usage: $0 [--tag name] [--base image]" >&2; exit 2 ;;
+    --context) CONTEXT="$2"; shift 2 ;;
+    *) echo "usage: $0 [--tag name] [--base image] [--context dir]" >&2; exit 2 ;;
   esac
 done
 
 source "$ROOT/deploy/engine.sh"
+CONTEXT="${CONTEXT:-$ROOT}"
 
 if [ -z "$BASE" ]; then
   if "$ENGINE" image exists "$LOCAL_BASE" 2>/dev/null || "$ENGINE" image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
@@ -47,6 +52,6 @@ if [ "$(basename "$ENGINE")" = podman ]; then
 else
   build+=(--network host)
 fi
-"${build[@]}" "$ROOT"
+"${build[@]}" "$CONTEXT"
 size=$("$ENGINE" image inspect "$TAG" --format '{{.Size}}')
 echo "built $TAG: $((size / 1000000)) MB in $(( $(date +%s) - started )) s"

@@ -85,13 +85,30 @@ describe('deploy/', () => {
     expect(stop).toBeGreaterThan(grace);
   });
 
-  it('the image recipe builds from node:20-bookworm-slim with ffmpeg and fonts, and serves by default', () => {
+  it('the image recipe: node:20-bookworm-slim by default (an argument), what a node needs, a non-root user and a health check', () => {
     const df = read('Dockerfile');
-    expect(df).toMatch(/^FROM node:20-bookworm-slim AS build$/m);
-    expect(df).toMatch(/^FROM node:20-bookworm-slim$/m);
-    expect(df).toMatch(/apt-get install[^\n]*ffmpeg[^\n]*fonts-dejavu-core/);
-    expect(df).toMatch(/RUN npm ci/);
-    expect(df).toMatch(/npm run build/);
+    expect(df).toMatch(/^ARG BASE_IMAGE=node:20-bookworm-slim$/m);
+    expect(df).toMatch(/^FROM \$\{BASE_IMAGE\} AS build$/m);
+    expect(df).toMatch(/^FROM \$\{BASE_IMAGE\}$/m);
+    const runtime = df.slice(df.search(/^FROM \$\{BASE_IMAGE\}$/m));
+    for (const pkg of ['ffmpeg', 'poppler-utils', 'libreoffice-writer-nogui', 'libreoffice-calc-nogui', 'libreoffice-impress-nogui', 'fonts-dejavu-core', 'tini', 'bubblewrap']) {
+      expect(runtime).toMatch(new RegExp(`apt-get install[^]*?\\b${pkg}\\b`));
+    }
+    expect(df).toMatch(/npm ci/);
+    expect(df).toMatch(/npm run build && npm prune --omit=dev/);
+    for (const dir of ['node_modules', 'dist', 'bin']) expect(runtime).toContain(`COPY --from=build /app/${dir} ./${dir}`);
+    expect(runtime).toMatch(/^COPY web \.\/web$/m);
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/^HEALTHCHECK .*deploy\/healthcheck\.mjs/m);
     expect(df).toMatch(/CMD \["serve"\]/);
+    // web/ must reach the build context.
+    expect(read('Dockerfile.dockerignore').split('\n')).not.toContain('web');
+  });
+
+  it('clamd is its own service, and the nodes share one plugins volume', () => {
+    const compose = read('docker-compose.yml');
+    expect(services()).toContain('clamav');
+    expect(compose).toMatch(/STOWAGE_CLAMD_ADDRESS: clamav:3310/);
+    expect(compose.match(/- plugins:\/var\/lib\/stowage\/plugins/g)?.length).toBe(2);
   });
 });
