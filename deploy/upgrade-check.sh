@@ -6,7 +6,8 @@
 #   1. the previous release migrates a fresh schema, starts, and takes uploads;
 #   2. this release's `stowage migrate` brings the schema forward while that node runs;
 #   3. the old node still serves: its earlier files, new uploads, CDN transforms;
-#   4. a node of this release joins: each reads and transforms what the other took;
+#   4. a node of this release joins: each reads and transforms what the other took, and a
+#      document conversion (a job either node may claim) finishes;
 #   5. the old node restarts on the migrated schema (reported: releases before the one that
 #      leaves newer schemas alone stop at start).
 
@@ -44,10 +45,10 @@ upgrade_check() {
   start_node new "$IMAGE" "$P_NEW" stowage_upgrade
   wait_ready new "$P_NEW"
   surfaces_json "$WORK/mixed.json" a "$P_OLD" b "$P_NEW"
-  SMOKE_ONLY=read,cross SMOKE_UUIDS_IN="$WORK/before.txt" node "$ROOT/deploy/smoke.mjs" "$WORK/keys-upgrade.json" "$WORK/mixed.json" | sed 's/^/     /'
-  step "old and new release side by side on one schema: each reads and transforms the other's uploads"
+  SMOKE_ONLY=read,cross,convert SMOKE_UUIDS_IN="$WORK/before.txt" node "$ROOT/deploy/smoke.mjs" "$WORK/keys-upgrade.json" "$WORK/mixed.json" | sed 's/^/     /'
+  step "old and new release side by side on one schema: each reads and transforms the other's uploads; a conversion job runs"
 
-  "$ENGINE" restart -t 10 "$(cname old)" >/dev/null
+  "$ENGINE" restart -t 10 "$(cname old)" >/dev/null 2> >(quiet_systemd)
   if wait_ready_quiet old "$P_OLD" 60; then
     step "the old node restarted on the migrated schema and serves"
   else
