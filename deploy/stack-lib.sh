@@ -115,7 +115,9 @@ migrate_with() { # image, database
 start_node() { # name, image, rest port, database
   node_env "$WORK/$1.env" "$4" "$3"
   VOLUMES+=("$(cname "$1")")
-  run_detached "$1" --env-file "$WORK/$1.env" -v "$(cname "$1"):/var/lib/stowage" "$2" serve
+  # As the compose file's security_opt: bubblewrap mounts a /proc of its own (podman's seccomp
+  # profile already lets it create user namespaces).
+  run_detached "$1" --env-file "$WORK/$1.env" -v "$(cname "$1"):/var/lib/stowage" --security-opt systempaths=unconfined "$2" serve
 }
 
 wait_ready() { # name, rest port

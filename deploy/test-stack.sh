@@ -54,11 +54,11 @@ doctor=$("$ENGINE" exec "$(cname node1)" node bin/stowage.js doctor --json)
 echo "$doctor" | node -e '
   const checks = JSON.parse(require("fs").readFileSync(0, "utf8"));
   const bad = checks.filter((c) => c.status === "failed");
-  const want = ["database", "blob store", "redis", "ffmpeg", "libreoffice"];
+  const want = ["database", "blob store", "redis", "ffmpeg", "libreoffice", "tool sandbox"];
   const notOk = want.filter((n) => checks.find((c) => c.name === n)?.status !== "ok");
   for (const c of checks) console.log(`     doctor: ${c.status.padEnd(7)} ${c.name}: ${c.detail}`);
   if (bad.length || notOk.length) { console.error("FAIL doctor:", bad.map((c) => c.name), notOk); process.exit(1); }'
-step "stowage doctor in the container: PostgreSQL, S3, Redis, ffmpeg, LibreOffice ok"
+step "stowage doctor in the container: PostgreSQL, S3, Redis, ffmpeg, LibreOffice, the tool sandbox ok"
 
 check_metrics "$P_NODE1"
 step "/metrics once per node (REST port), not on Upload or the CDN"
