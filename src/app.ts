@@ -119,8 +119,9 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     health.attach(s3);
     applyRequestTimeouts(s3, requestTimeoutsFor(config, 's3'));
     await listen(s3, config.host, config.s3ApiPort);
-    s3Url = surfaceUrl(config, (s3.address() as { port: number }).port);
-    servers.push({ surface: 's3', close: () => closeHttp(s3), port: () => config.s3ApiPort, http: s3 });
+    const port = (s3.address() as { port: number }).port;
+    s3Url = surfaceUrl(config, port);
+    servers.push({ surface: 's3', close: () => closeHttp(s3), port: () => port, http: s3 });
   }
   Object.assign(ctx.bases, baseUrls(config, ports));
   const metricsPort: MetricsListener | null = home.kind === 'port' ? await listenMetrics(metrics, config.host, home.port) : null;

@@ -32,7 +32,6 @@ export async function bucketRequest(r: S3Request, caller: Caller, service: Objec
       // The region the client signed for: s3cmd and others sign their next requests with it.
       if (q.has('location')) return sendXml(r.res, 200, doc('LocationConstraint', escapeXml(caller.signed.region === 'us-east-1' ? '' : caller.signed.region)));
       if (q.has('versioning')) return sendXml(r.res, 200, doc('VersioningConfiguration', ''));
-      if (q.has('uploads')) return; // answered by the multipart module (dispatched before this)
       if (q.get('list-type') === '2') return listObjectsV2(r, service, caller.project.id);
       if (subresource(q) !== null) throw notImplemented(subresource(q) as string);
       return listObjectsV1(r, service, caller.project.id);
