@@ -1,6 +1,7 @@
 // `npm run bench`: Stowage's CDN against ipx, sharp in-process, a bare node:http static server and
-// nginx, unpinned and with every server pinned to core 1 (load generator on core 0). Prints req/s,
-// p50/p99 latency, server CPU ms per request and the issue's target ratios.
+// nginx, and Stowage behind the shipped nginx front (deploy/nginx-cdn-front.conf), unpinned and
+// with every server pinned to core 1 (load generator on core 0). Prints req/s, p50/p99 latency,
+// server CPU ms per request and the issue's target ratios.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeFixtures } from './fixtures.mjs';
 import { have, startProc, wrk } from './lib.mjs';
-import { ipx, nginx, nodeStatic, snapshotApp, stowage } from './servers.mjs';
+import { ipx, nginx, nginxFront, nodeStatic, snapshotApp, stowage } from './servers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 if (!have('wrk') || !have('nginx', ['-v']) || !have('taskset')) {
@@ -86,6 +87,13 @@ for (const mode of ['unpinned', 'pinned']) {
   await load(s, CACHED, 16).then(record('stowage cached transform'));
   await load(s, `/${ids.small}/`, 16).then(record('stowage raw 10KiB'));
   await load(s, `/${ids.big}/`, 8).then(record('stowage raw 1MiB'));
+  // The same answers through the front: each warmed once (a miss), then served from its cache.
+  const front = await nginxFront(s.base, work, { pin });
+  for (const ref of [CACHED, `/${ids.small}/`, `/${ids.big}/`]) await fetch(front.base + ref).then((r) => r.arrayBuffer());
+  await load(front, CACHED, 16).then(record('front cached transform'));
+  await load(front, `/${ids.small}/`, 16).then(record('front raw 10KiB'));
+  await load(front, `/${ids.big}/`, 8).then(record('front raw 1MiB'));
+  await front.stop();
   await s.stop();
   for (const [name, start] of [['node:http', () => nodeStatic(files, { pin })], ['nginx', () => nginx(files, work, { pin })]]) {
     s = await start();
@@ -147,5 +155,9 @@ function printTargets(results) {
     line(`[${mode}] cached transform: CPU/req stowage / node:http`, R['stowage cached transform'].cpuMsPerReq / R['node:http cached-size file'].cpuMsPerReq, '<=', 1.2);
     line(`[${mode}] raw 10 KiB: CPU/req stowage / node:http`, R['stowage raw 10KiB'].cpuMsPerReq / R['node:http 10KiB'].cpuMsPerReq, '<=', 1.2);
     line(`[${mode}] raw 1 MiB: req/s stowage / nginx`, R['stowage raw 1MiB'].rps / R['nginx 1MiB'].rps, '>=', 0.9);
+    line(`[${mode}] cached transform: req/s nginx front / nginx static`, R['front cached transform'].rps / R['nginx cached-size file'].rps, '>=', 0.8);
+    line(`[${mode}] raw 10 KiB: req/s nginx front / nginx static`, R['front raw 10KiB'].rps / R['nginx 10KiB'].rps, '>=', 0.8);
+    line(`[${mode}] cached transform: req/s stowage alone / node:http`, R['stowage cached transform'].rps / R['node:http cached-size file'].rps, '>=', 2);
+    line(`[${mode}] raw 10 KiB: req/s stowage alone / node:http`, R['stowage raw 10KiB'].rps / R['node:http 10KiB'].rps, '>=', 2);
   }
 }

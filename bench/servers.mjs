@@ -1,4 +1,5 @@
-// The servers under test: Stowage (bin/stowage.js), ipx, a bare node:http static server, nginx.
+// The servers under test: Stowage (bin/stowage.js), ipx, a bare node:http static server, nginx, and
+// nginx as the shipped CDN front (deploy/nginx-cdn-front.conf) before a Stowage.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,6 +73,44 @@ http {
   const file = path.join(work, 'nginx.conf');
   fs.writeFileSync(file, conf);
   const p = await startProc('nginx', ['-p', work, '-c', file, '-e', temp('error.log')], { pin, ready: () => true });
+  await waitHttp(`http://127.0.0.1:${port}/`);
+  return { ...p, base: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * deploy/nginx-cdn-front.conf as shipped (its port, cache directory and upstream replaced) with
+ * one worker in front of the Stowage at `upstreamBase`; the same main settings as nginx() above.
+ */
+export async function nginxFront(upstreamBase, work, { pin = null } = {}) {
+  const port = await freePort();
+  const dir = path.join(work, 'front');
+  fs.mkdirSync(dir, { recursive: true });
+  const front = fs
+    .readFileSync(path.join(path.dirname(HERE), 'deploy', 'nginx-cdn-front.conf'), 'utf8')
+    .replace('listen 8082;', `listen 127.0.0.1:${port};`)
+    .replace('/var/cache/nginx/stowage-cdn', path.join(dir, 'cache'));
+  const temp = (n) => `${n}_temp_path ${path.join(dir, n)};`;
+  const conf = `worker_processes 1;
+daemon off;
+pid ${path.join(dir, 'pid')};
+error_log ${path.join(dir, 'error.log')} warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n  ')}
+  upstream stowage_cdn { server ${new URL(upstreamBase).host}; keepalive 16; }
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  proxy_set_header Host $http_host;
+${front}
+}
+`;
+  const file = path.join(dir, 'nginx.conf');
+  fs.writeFileSync(file, conf);
+  const p = await startProc('nginx', ['-p', dir, '-c', file, '-e', path.join(dir, 'error.log')], { pin, ready: () => true });
   await waitHttp(`http://127.0.0.1:${port}/`);
   return { ...p, base: `http://127.0.0.1:${port}` };
 }

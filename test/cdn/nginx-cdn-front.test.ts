@@ -1,0 +1,162 @@
+/**
+ * deploy/nginx-cdn-front.conf run as shipped (only its port, cache directory and upstream address
+ * changed) in front of a test server: a cached rendition and an original come from nginx with the
+ * bytes and headers Stowage sends, a miss and an unknown file reach Stowage, a signed request is
+ * never kept.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
+
+const hasNginx = (() => {
+  try {
+    execFileSync('nginx', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const srv = useServer();
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The shipped front, pointed at `upstream` (host:port), listening on `port`, its cache in `dir`. */
+function frontConfig(dir: string, port: number, upstream: string): string {
+  const front = fs
+    .readFileSync(path.join(ROOT, 'deploy', 'nginx-cdn-front.conf'), 'utf8')
+    .replace('listen 8082;', `listen 127.0.0.1:${port};`)
+    .replace('/var/cache/nginx/stowage-cdn', path.join(dir, 'cache'));
+  const temp = (n: string) => `${n}_temp_path ${path.join(dir, n)};`;
+  return `worker_processes 1;
+daemon off;
+pid ${path.join(dir, 'nginx.pid')};
+error_log ${path.join(dir, 'error.log')} warn;
+events { worker_connections 64; }
+http {
+  access_log off;
+  ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(temp).join('\n  ')}
+  upstream stowage_cdn { server ${upstream}; keepalive 8; }
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  proxy_set_header Host $http_host;
+${front}
+}
+`;
+}
+
+interface Answer {
+  status: number;
+  body: Buffer;
+  headers: Headers;
+}
+
+async function get(url: string): Promise<Answer> {
+  const res = await fetch(url);
+  return { status: res.status, body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+}
+
+/** The headers a client or a downstream cache acts on. */
+function served(a: Answer): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const h of ['content-type', 'content-length', 'etag', 'cache-control', 'last-modified', 'content-disposition', 'vary', 'access-control-allow-origin']) {
+    out[h] = a.headers.get(h);
+  }
+  return out;
+}
+
+describe.skipIf(!hasNginx)('the nginx CDN front (deploy/nginx-cdn-front.conf)', () => {
+  let dir = '';
+  let nginx: ChildProcess | undefined;
+  let front = '';
+  let uuid = '';
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-cdn-front-'));
+    // Started as root, nginx's workers run as nobody: they must reach the cache and temp paths,
+    // which the master creates (and hands to them) inside this directory.
+    fs.chmodSync(dir, 0o755);
+    const port = await freePort();
+    const file = path.join(dir, 'nginx.conf');
+    fs.writeFileSync(file, frontConfig(dir, port, new URL(srv.cdn).host));
+    nginx = spawn('nginx', ['-p', dir, '-c', file, '-e', path.join(dir, 'error.log')], { stdio: 'ignore' });
+    front = `http://127.0.0.1:${port}`;
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } }).png().toBuffer();
+    uuid = await srv.uploadFile('front.png', png, { type: 'image/png' });
+    for (let i = 0; ; i++) {
+      const up = await fetch(`${front}/`).then(() => true, () => false);
+      if (up) break;
+      if (i > 100) throw new Error(`nginx did not start: ${fs.readFileSync(path.join(dir, 'error.log'), 'utf8')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  afterAll(() => {
+    nginx?.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves a cached rendition itself with the bytes and headers Stowage sends', async () => {
+    const ref = `/${uuid}/-/resize/32x/-/format/webp/`;
+    const direct = await get(`${srv.cdn}${ref}`);
+    expect(direct.status).toBe(200);
+    const first = await get(`${front}${ref}`);
+    expect(first.headers.get('x-cache-status')).toBe('MISS');
+    const again = await get(`${front}${ref}`);
+    expect(again.headers.get('x-cache-status')).toBe('HIT');
+    expect(again.status).toBe(200);
+    expect(again.body.equals(direct.body)).toBe(true);
+    expect(served(again)).toEqual(served(direct));
+    expect(direct.headers.get('content-type')).toBe('image/webp');
+  });
+
+  it('serves an original itself with the bytes and headers Stowage sends', async () => {
+    const ref = `/${uuid}/`;
+    const direct = await get(`${srv.cdn}${ref}`);
+    await get(`${front}${ref}`);
+    const again = await get(`${front}${ref}`);
+    expect(again.headers.get('x-cache-status')).toBe('HIT');
+    expect(again.body.equals(direct.body)).toBe(true);
+    expect(served(again)).toEqual(served(direct));
+    expect(direct.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
+  });
+
+  it('passes a miss to Stowage and keeps no answer for an unknown file', async () => {
+    const ref = `/${uuid}/-/resize/16x/`;
+    const miss = await get(`${front}${ref}`);
+    expect(miss.headers.get('x-cache-status')).toBe('MISS');
+    expect(miss.status).toBe(200);
+    expect((await sharp(miss.body).metadata()).width).toBe(16);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    for (let i = 0; i < 2; i++) {
+      const res = await get(`${front}/${unknown}/`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get('x-cache-status')).toBe('MISS');
+    }
+  });
+
+  it('sends every signed request to Stowage and keeps none', async () => {
+    for (let i = 0; i < 2; i++) {
+      const res = await get(`${front}/${uuid}/-/resize/24x/?token=exp=1~acl=%2f*~hmac=00`);
+      expect(res.headers.get('x-cache-status')).toBe('BYPASS');
+    }
+    // The same rendition without the token was never stored by the signed requests.
+    const plain = await get(`${front}/${uuid}/-/resize/24x/`);
+    expect(plain.headers.get('x-cache-status')).toBe('MISS');
+  });
+});
