@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Stowage node image (deploy/Dockerfile) as stowage:local, with podman, or docker where
 # that is what the machine has. From anywhere:
-#   deploy/build-image.sh [--tag name] [--base image] [--context dir]
+#   deploy/build-image.sh [--tag name] [--base image] [--context dir] [--no-cache]
 # --context builds another source tree (an older release checked out by deploy/upgrade-check.sh)
 # with this Dockerfile.
 # The base: --base (or BASE_IMAGE) when given; else node:20-bookworm-slim when the registry answers;
@@ -14,12 +14,14 @@ TAG="stowage:local"
 BASE="${BASE_IMAGE:-}"
 LOCAL_BASE="localhost/stowage-base:node20-bookworm"
 CONTEXT=""
+CACHE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) TAG="$2"; shift 2 ;;
     --base) BASE="$2"; shift 2 ;;
     --context) CONTEXT="$2"; shift 2 ;;
-    *) echo "usage: $0 [--tag name] [--base image] [--context dir]" >&2; exit 2 ;;
+    --no-cache) CACHE=(--no-cache); shift ;;
+    *) echo "usage: $0 [--tag name] [--base image] [--context dir] [--no-cache]" >&2; exit 2 ;;
   esac
 done
 
@@ -40,7 +42,7 @@ fi
 
 started=$(date +%s)
 echo "building $TAG from $BASE with $ENGINE"
-build=("$ENGINE" build -f "$ROOT/deploy/Dockerfile" -t "$TAG" --build-arg "BASE_IMAGE=$BASE")
+build=("$ENGINE" build "${CACHE[@]}" -f "$ROOT/deploy/Dockerfile" -t "$TAG" --build-arg "BASE_IMAGE=$BASE")
 # A CA bundle the host's Node or npm trusts (a TLS-intercepting proxy in front of the npm registry).
 CA="${BUILD_CA_FILE:-${NODE_EXTRA_CA_CERTS:-}}"
 if [ -z "$CA" ] && command -v npm >/dev/null; then CA="$(npm config get cafile 2>/dev/null || true)"; fi

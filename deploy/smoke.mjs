@@ -4,6 +4,8 @@
 // "b": {...}, "proxy": {...}}: two nodes and the front proxy. Uploads on node a, reads and
 // transforms on node b, converts a document, loads the dashboard's pages and assets, and does
 // the same through the proxy. Prints one line per check; exits 1 at the first failure.
+// SMOKE_ONLY (comma-separated: cross, proxy, convert, dashboard, read) runs a part;
+// SMOKE_UUIDS_OUT keeps the uuids the cross part uploaded, SMOKE_UUIDS_IN names those `read` checks.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 
@@ -50,7 +52,7 @@ async function upload(base, name, bytes, type) {
   return json.file;
 }
 
-/** A 2x1 24-bit BMP scaled up by the CDN would be too small to tell apart: a 64x48 PNG from zlib. */
+/** An RGB PNG of width x height with a gradient, encoded here (the smoke needs no image library). */
 async function png(width, height) {
   const zlib = await import('node:zlib');
   const raw = Buffer.alloc((width * 3 + 1) * height);

@@ -35,7 +35,6 @@ run_detached() {
 # Podman's complaint that it cannot schedule health checks without systemd (they are run by hand).
 quiet_systemd() { grep -v 'unable to get systemd connection' >&2 || true; }
 
-
 stack_down() {
   local status=$?
   if [ "$status" != 0 ]; then

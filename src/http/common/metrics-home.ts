@@ -4,7 +4,8 @@
  *
  *   STOWAGE_METRICS_PORT given   a listener of its own (on STOWAGE_HOST) that serves only /metrics
  *   otherwise                    the REST port; a process without REST (`--only upload,cdn`) the
- *                                Upload API's; a CDN-only process none (it logs how to get them)
+ *                                Upload API's; a process with neither (`--only cdn`, `s3`) none
+ *                                (it logs how to get them)
  */
 import http from 'node:http';
 import type { Logger } from 'pino';
@@ -52,6 +53,6 @@ export async function listenMetrics(metrics: NodeMetrics, host: string, port: nu
 /** Says once at startup when this process exposes no metrics although they are on. */
 export function warnIfHidden(home: MetricsHome, config: Pick<Config, 'metrics'>, log: Logger): void {
   if (home.kind === 'none' && config.metrics) {
-    log.warn('GET /metrics is on no port of this CDN-only process: set STOWAGE_METRICS_PORT to scrape it');
+    log.warn('GET /metrics is on no port of this process (it serves neither REST nor Upload): set STOWAGE_METRICS_PORT to scrape it');
   }
 }
