@@ -17,6 +17,8 @@ if (!have('wrk') || !have('nginx', ['-v']) || !have('taskset')) {
   process.exit(0);
 }
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+// BENCH_CDN_DELIVERY_ONLY=1 (the regression guard's short form): pinned delivery only, no resizes.
+const DELIVERY_ONLY = process.env.BENCH_CDN_DELIVERY_ONLY === '1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-'));
 const files = path.join(work, 'files');
@@ -50,7 +52,8 @@ const ids = await (async () => {
 const CACHED = `/${ids.photo}/-/resize/460x/`; // about 10 KiB of JPEG
 
 const results = { unpinned: {}, pinned: {} };
-for (const mode of ['unpinned', 'pinned']) {
+const MODES = DELIVERY_ONLY ? ['pinned'] : ['unpinned', 'pinned'];
+for (const mode of MODES) {
   const pin = mode === 'pinned' ? 1 : null;
   const wrkPin = mode === 'pinned' ? 0 : null;
   const heavyConn = mode === 'pinned' ? 2 : 4;
@@ -62,6 +65,14 @@ for (const mode of ['unpinned', 'pinned']) {
   // Uncached resize: cache off and a different width per request (so single-flight never merges).
   // Stowage, ipx and sharp in-process take turns, BENCH_ROUNDS times, and each figure is the mean
   // over the rounds: the shared second core drifts, and back-to-back turns see the same drift.
+  if (!DELIVERY_ONLY) await resizeRuns(R, pin, heavyConn, load);
+
+  // Small and large delivery.
+  await deliveryRuns(R, pin, load, record);
+  printTable(R);
+}
+
+async function resizeRuns(R, pin, heavyConn, load) {
   const resizer = await stowage(dataDir, { pin, env: { STOWAGE_ONLY: 'cdn', STOWAGE_CDN_CACHE_MAX_BYTES: '0', STOWAGE_CDN_MEMORY_CACHE_BYTES: '0' } });
   const peer = await ipx(files, { pin });
   const rounds = {};
@@ -79,8 +90,9 @@ for (const mode of ['unpinned', 'pinned']) {
   await resizer.stop();
   await peer.stop();
   for (const [key, runs] of Object.entries(rounds)) R[key] = meanOf(runs);
+}
 
-  // Small and large delivery.
+async function deliveryRuns(R, pin, load, record) {
   let s = await stowage(dataDir, { pin, env: { STOWAGE_ONLY: 'cdn' } });
   const warm = await fetch(s.base + CACHED);
   fs.writeFileSync(path.join(files, 'cached.bin'), Buffer.from(await warm.arrayBuffer()));
@@ -102,7 +114,6 @@ for (const mode of ['unpinned', 'pinned']) {
     await load(s, '/big.bin', 8).then(record(`${name} 1MiB`));
     await s.stop();
   }
-  printTable(R);
 }
 console.log(`\ncached transform body: ${fs.statSync(path.join(files, 'cached.bin')).size} bytes (${CACHED.split('/-/').slice(1).join(' ')})`);
 printTargets(results);
@@ -144,9 +155,9 @@ function printTargets(results) {
     const ok = op === '<=' ? value <= target : value >= target;
     console.log(`${label.padEnd(64)} ${value.toFixed(2).padStart(6)}  (target ${op} ${target})  ${ok ? 'MET' : 'MISSED'}`);
   };
-  for (const mode of ['pinned', 'unpinned']) {
+  for (const mode of ['pinned', 'unpinned'].filter((m) => MODES.includes(m))) {
     const R = results[mode];
-    for (const fmt of ['jpeg', 'webp']) {
+    for (const fmt of DELIVERY_ONLY ? [] : ['jpeg', 'webp']) {
       line(`[${mode}] resize ${fmt}: CPU/image stowage / sharp in-process`, R[`stowage resize ${fmt}`].cpuMsPerReq / R[`sharp in-process ${fmt}`].cpuMsPerReq, '<=', 1.1);
       line(`[${mode}] resize ${fmt}: req/s stowage / ipx`, R[`stowage resize ${fmt}`].rps / R[`ipx resize ${fmt}`].rps, '>=', 1.15);
       const ceiling = R[`sharp in-process ${fmt} (memory)`].rps / R[`ipx resize ${fmt}`].rps;
