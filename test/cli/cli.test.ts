@@ -57,6 +57,18 @@ describe('stowage CLI', () => {
     expect(run(['project', 'set', '--pub-key', 'unknown-key', '--autostore', 'on']).status).toBe(1);
   });
 
+  it("sets glibc's allocator settings in its #! line, and serve says so when started without them", () => {
+    const bare = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('MALLOC_')));
+    const warning = /MALLOC_ARENA_MAX is not set/;
+    const direct = spawnSync(BIN, ['serve', '--help'], { env: bare, encoding: 'utf8' });
+    expect(direct.status, direct.stderr).toBe(0);
+    expect(direct.stderr).not.toMatch(warning);
+    const byNode = spawnSync(process.execPath, [BIN, 'serve', '--help'], { env: bare, encoding: 'utf8' });
+    expect(byNode.status).toBe(0);
+    expect(byNode.stderr).toMatch(warning);
+    expect(spawnSync(process.execPath, [BIN, 'serve', '--help'], { env: { ...bare, MALLOC_ARENA_MAX: '2' }, encoding: 'utf8' }).stderr).not.toMatch(warning);
+  });
+
   it('validates configuration at start with clear messages', () => {
     const bad = run(['serve', '--rest-port', 'eighty'], { STOWAGE_CDN_PORT: '70000' });
     expect(bad.status).toBe(1);

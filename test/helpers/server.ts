@@ -101,10 +101,21 @@ export function newSchema(): string | undefined {
 /** How long a server may take to print its URLs; a machine loaded by other work may need more (set it with vitest's --hookTimeout). */
 export const START_TIMEOUT_MS = Number(process.env['STOWAGE_TEST_START_TIMEOUT_MS'] ?? 30_000);
 
+/**
+ * The environment bin/stowage.js's first line sets (`#!/usr/bin/env -S NAME=value ... node`):
+ * glibc's allocator settings, which a process reads only when it starts. Test servers get them as
+ * an installed node does, so what a test measures of memory is what an operator gets.
+ */
+export function launcherEnv(): Record<string, string> {
+  const shebang = fs.readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '';
+  return Object.fromEntries([...shebang.matchAll(/\s([A-Z_]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+}
+
 export async function startServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-test-'));
   const schema = opts.schema ?? newSchema();
   const env: Record<string, string> = {
+    ...launcherEnv(),
     ...(process.env as Record<string, string>),
     STOWAGE_DATA_DIR: dataDir,
     STOWAGE_REST_PORT: '0',

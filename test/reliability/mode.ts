@@ -2,7 +2,7 @@
  * Which size of the reliability suite runs, from STOWAGE_RELIABILITY:
  *   (unset) / bounded  the CI run: every part, small counts, a few minutes in all
  *   full               the fuzzers at full size (>= 1 M CDN URLs) and more SIGKILL rounds
- *   soak               only the 30-minute soak (mixed load, RSS and fd samples)
+ *   soak               only the 10-minute soak (mixed load, memory and fd samples)
  * STOWAGE_RELIABILITY_URLS overrides the CDN URL count (any mode), for a run of a chosen length.
  */
 export type Mode = 'bounded' | 'full' | 'soak';

@@ -1,15 +1,16 @@
 /**
- * The soak, only with STOWAGE_RELIABILITY=soak: 30 minutes (STOWAGE_RELIABILITY_SOAK_MINUTES)
- * of mixed load on one server: /base/ uploads of images and other files, signed REST calls
- * (list, info, store, metadata, delete), CDN renders of varied operations, and webhook
- * deliveries of every upload to a local receiver. The server's RSS and open file descriptors are
- * sampled every 10 s.
+ * The soak, only with STOWAGE_RELIABILITY=soak: 10 minutes (STOWAGE_RELIABILITY_SOAK_MINUTES) of
+ * mixed load from 16 clients (STOWAGE_RELIABILITY_SOAK_CLIENTS) on one server with its default
+ * settings: /base/ uploads of photos of 0.3-12 Mpx, small and odd images and other files, signed
+ * REST calls (list, info, store, metadata, delete), CDN renders of varied operations, and webhook
+ * deliveries of every upload to a local receiver. The memory of the server's whole process tree
+ * (server, launcher helper, tool children) and its open descriptors are read from /proc every 10 s.
  *
  * Asserts: 0 errors (no answer >= 500, no failed request, no other status than the one each
- * call expects), every upload's `file.uploaded` event delivered, and no growth. Growth is
- * judged on the second half of the run, after caches and pools have warmed: the least-squares
- * slope of the samples there, times the length of that half, must stay under 64 MB of RSS and
- * under 5 descriptors. A leak shows as a steady slope; the noise of a few samples does not.
+ * call expects), every upload's `file.uploaded` event delivered, the tree's RSS never above
+ * 512 MB, and a plateau: growth over the second half of the run (after caches and pools have
+ * warmed), the least-squares slope of the samples there times the length of that half, under
+ * 16 MB of RSS and 5 descriptors. A leak shows as a steady slope; the noise of a few samples does not.
  */
 import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,15 +19,20 @@ import { restClient, uploadBase, type RestCall } from '../helpers/rest.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 import { fuzzSamples, type Sample } from './images.js';
 import { MODE, envNumber, report } from './mode.js';
+import { photoSamples } from './photos.js';
 import { Random, seedFromEnv } from './random.js';
-import { healthy, openFds, rssMb } from './server-health.js';
+import { healthy } from './server-health.js';
+import { curveSummary, formatProbe, probe, secondHalfGrowth, type Probe } from './soak-curve.js';
 
-const MINUTES = envNumber('STOWAGE_RELIABILITY_SOAK_MINUTES', 30);
+const MINUTES = envNumber('STOWAGE_RELIABILITY_SOAK_MINUTES', 10);
+const CLIENTS = envNumber('STOWAGE_RELIABILITY_SOAK_CLIENTS', 16);
 const SAMPLE_EVERY_MS = 10_000;
-const WORKERS = 4;
-/** Each worker rests this long between calls: a steady load that leaves the shared machine usable. */
-const PACE_MS = 40;
-const MAX_RSS_GROWTH_MB = 64;
+/** smaps (the server's arena and anonymous memory) is walked every this many samples. */
+const MAPPINGS_EVERY = 6;
+/** Each client rests this long between calls, so the machine's other work still gets a turn. */
+const PACE_MS = 20;
+const MAX_TREE_RSS_MB = 512;
+const MAX_RSS_GROWTH_MB = 16;
 const MAX_FD_GROWTH = 5;
 const SEED = seedFromEnv();
 
@@ -34,44 +40,6 @@ const servers: Array<{ close(): Promise<void> }> = [];
 afterAll(async () => {
   for (const s of servers.splice(0)) await s.close().catch(() => undefined);
 });
-
-interface Probe {
-  tMs: number;
-  rssMb: number;
-  fds: number;
-  /** V8's used heap and memory outside it held by JS objects (Buffers), from /metrics: tells a JS leak from native growth. */
-  heapMb?: number;
-  externalMb?: number;
-}
-
-/** One gauge of the server's own /metrics, in MB (undefined when absent). */
-function gaugeMb(text: string, name: string): number | undefined {
-  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text);
-  return m ? Math.round(Number(m[1]) / 1048576) : undefined;
-}
-
-/** Slope (per ms) of the least-squares line through (t, y). */
-function slope(points: Array<{ t: number; y: number }>): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mt = points.reduce((s, p) => s + p.t, 0) / n;
-  const my = points.reduce((s, p) => s + p.y, 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const p of points) {
-    num += (p.t - mt) * (p.y - my);
-    den += (p.t - mt) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
-}
-
-/** Growth over the second half of the run, from the fitted slope there. */
-function secondHalfGrowth(samples: Probe[], pick: (s: Probe) => number): number {
-  const half = samples.slice(Math.floor(samples.length / 2));
-  if (half.length < 2) return 0;
-  const span = half[half.length - 1]!.tMs - half[0]!.tMs;
-  return slope(half.map((s) => ({ t: s.tMs, y: pick(s) }))) * span;
-}
 
 const CDN_OPS = [
   '-/resize/{w}x/',
@@ -85,7 +53,7 @@ const CDN_OPS = [
 ];
 
 describe.skipIf(MODE !== 'soak')('soak', () => {
-  it(`${MINUTES} minutes of mixed load: 0 errors, every webhook delivered, no RSS or fd growth (seed ${SEED})`, async () => {
+  it(`${MINUTES} minutes of mixed load from ${CLIENTS} clients: 0 errors, every webhook delivered, memory bounded and flat, no fd growth (seed ${SEED})`, async () => {
     const receiver: Receiver = await startReceiver();
     servers.push(receiver);
     const server: TestServer = await startServer({
@@ -103,7 +71,7 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
     const hook = await call('POST', '/webhooks/', { body: new URLSearchParams({ target_url: receiver.url, event: 'file.uploaded' }).toString(), contentType: 'application/x-www-form-urlencoded' });
     expect(hook.status, hook.text).toBe(201);
 
-    const samples: Sample[] = (await fuzzSamples()).filter((s) => s.name !== 'strip.png');
+    const samples: Sample[] = [...(await fuzzSamples()).filter((s) => s.name !== 'strip.png'), ...(await photoSamples(SEED))];
     const images: string[] = [];
     const uploaded: string[] = [];
     const removed = new Set<string>();
@@ -162,26 +130,26 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
         .replace('{h}', String(rnd.int(8, 64) * 10));
       const r = await fetch(`${server.cdn}/${rnd.pick(pool)}/${ops}`);
       const body = Buffer.from(await r.arrayBuffer());
-      // A crop larger than a small image is the one 400 a valid chain may get.
-      expectStatus('cdn', r.status, ops.startsWith('-/crop/') ? [200, 400] : [200], body.toString('utf8', 0, 200));
+      const text = body.toString('utf8', 0, 300);
+      // A render past its deadline (20 s) is a correct answer on a machine other work keeps busy:
+      // counted apart, not an error.
+      if (r.status === 400 && /took longer than/.test(text)) return void (counts['cdn deadline'] = (counts['cdn deadline'] ?? 0) + 1);
+      // A crop larger than a small image is the one other 400 a valid chain may get.
+      expectStatus('cdn', r.status, ops.startsWith('-/crop/') ? [200, 400] : [200], text);
     };
 
     const history: Probe[] = [];
     const pid = server.child.pid!;
     const t0 = Date.now();
     const sample = async () => {
-      const probe: Probe = { tMs: Date.now() - t0, rssMb: rssMb(pid), fds: openFds(pid) };
-      history.push(probe);
-      const text = await fetch(`${server.rest}/metrics`).then((r) => r.text()).catch(() => '');
-      probe.heapMb = gaugeMb(text, 'nodejs_heap_size_used_bytes');
-      probe.externalMb = gaugeMb(text, 'nodejs_external_memory_bytes');
+      history.push(await probe(pid, Date.now() - t0, `${server.rest}/metrics`, history.length % MAPPINGS_EVERY === 0));
     };
     await sample();
     const sampler = setInterval(() => void sample(), SAMPLE_EVERY_MS);
     const endAt = t0 + MINUTES * 60_000;
     try {
       await Promise.all(
-        Array.from({ length: WORKERS }, async () => {
+        Array.from({ length: CLIENTS }, async () => {
           while (Date.now() < endAt) {
             const pickAction = rnd.next();
             try {
@@ -198,6 +166,7 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
     } finally {
       clearInterval(sampler);
     }
+    const seconds = (Date.now() - t0) / 1000;
     await sample();
 
     // Every acknowledged upload's event reaches the receiver (at least once).
@@ -210,25 +179,31 @@ describe.skipIf(MODE !== 'soak')('soak', () => {
       if (missing.length === 0) break;
       await new Promise((r) => setTimeout(r, 500));
     }
-    const rssGrowth = secondHalfGrowth(history, (s) => s.rssMb);
+    const rssGrowth = secondHalfGrowth(history, (s) => s.treeRssMb);
     const fdGrowth = secondHalfGrowth(history, (s) => s.fds);
+    const peakRss = Math.max(...history.map((s) => s.treeRssMb));
     report('soak', {
       seed: SEED,
       minutes: MINUTES,
+      clients: CLIENTS,
       calls: counts,
+      perSecond: Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, Math.round((n / seconds) * 10) / 10])),
       errors: errors.length,
       firstErrors: errors.slice(0, 5),
       uploads: uploaded.length,
       webhooksDelivered: uploaded.length - missing.length,
       duplicateDeliveries: receiver.received.length - new Set(receiver.received.map((r) => r.body)).size,
-      rssMb: { first: history[0]!.rssMb, last: history[history.length - 1]!.rssMb, peak: Math.max(...history.map((s) => s.rssMb)), secondHalfGrowth: Math.round(rssGrowth) },
-      fds: { first: history[0]!.fds, last: history[history.length - 1]!.fds, peak: Math.max(...history.map((s) => s.fds)), secondHalfGrowth: Math.round(fdGrowth * 10) / 10 },
-      samples: history.map((s) => `${Math.round(s.tMs / 1000)}s:${s.rssMb}MB/${s.fds}/h${s.heapMb ?? '?'}/x${s.externalMb ?? '?'}`).join(' '),
+      treeRssMb: curveSummary(history, (s) => s.treeRssMb),
+      treePssMb: curveSummary(history, (s) => s.treePssMb),
+      serverRssMb: curveSummary(history, (s) => s.serverRssMb),
+      fds: curveSummary(history, (s) => s.fds),
+      samples: history.map(formatProbe).join(' '),
     });
     expect(errors, 'errors').toEqual([]);
     expect(missing.slice(0, 10), 'uploads whose webhook never came').toEqual([]);
     expect(await healthy(server)).toBe(true);
-    expect(rssGrowth, 'RSS growth (MB) over the second half').toBeLessThan(MAX_RSS_GROWTH_MB);
+    expect(peakRss, 'peak RSS (MB) of the process tree').toBeLessThanOrEqual(MAX_TREE_RSS_MB);
+    expect(rssGrowth, 'RSS growth (MB) of the process tree over the second half').toBeLessThan(MAX_RSS_GROWTH_MB);
     expect(fdGrowth, 'open fd growth over the second half').toBeLessThan(MAX_FD_GROWTH);
   }, 0);
 });
