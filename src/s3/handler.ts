@@ -66,6 +66,7 @@ async function objectRequest(ctx: AppContext, service: ObjectService, multipart:
     case 'GET':
     case 'HEAD':
       if (r.query.has('tagging') || r.query.has('acl')) throw s3Error(501, 'NotImplemented', 'Object tagging and ACLs are not implemented.');
+      if (r.query.has('partNumber')) throw s3Error(501, 'NotImplemented', 'Reading an object by part number is not implemented.');
       label(r.method === 'GET' ? 'GetObject' : 'HeadObject');
       return getObject(ctx, service, r, caller, key);
     case 'DELETE':

@@ -80,6 +80,7 @@ describe('S3 objects over the AWS SDK', () => {
     expect(r.ContentRange).toBe('bytes 2-5/10');
     expect((await getBytes('range.txt', { Range: 'bytes=-3' })).body.toString()).toBe('789');
     expect(await s3ErrorOf(getBytes('range.txt', { Range: 'bytes=20-30' }))).toEqual({ code: 'InvalidRange', status: 416 });
+    expect(await s3ErrorOf(getBytes('range.txt', { PartNumber: 1 }))).toEqual({ code: 'NotImplemented', status: 501 });
   });
 
   it('If-None-Match and If-Modified-Since answer 304; If-Match a wrong ETag 412', async () => {
