@@ -36,12 +36,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** The shipped front, pointed at `upstream` (host:port), listening on `port`, its cache in `dir`. */
-function frontConfig(dir: string, port: number, upstream: string): string {
-  const front = fs
+/**
+ * The shipped front, pointed at `upstream` (host:port), listening on `port`, its cache in `dir`;
+ * `freshFor` replaces how long an answer stays fresh before it is revalidated.
+ */
+function frontConfig(dir: string, port: number, upstream: string, freshFor?: string): string {
+  let front = fs
     .readFileSync(path.join(ROOT, 'deploy', 'nginx-cdn-front.conf'), 'utf8')
     .replace('listen 8082;', `listen 127.0.0.1:${port};`)
     .replace('/var/cache/nginx/stowage-cdn', path.join(dir, 'cache'));
+  if (freshFor) front = front.replace('proxy_cache_valid 200 60s;', `proxy_cache_valid 200 ${freshFor};`);
   const temp = (n: string) => `${n}_temp_path ${path.join(dir, n)};`;
   return `worker_processes 1;
 daemon off;
@@ -58,6 +62,39 @@ http {
 ${front}
 }
 `;
+}
+
+interface Front {
+  base: string;
+  stop(): void;
+}
+
+/** Starts nginx with the front before the suite's CDN; resolves once it answers. */
+async function startFront(freshFor?: string): Promise<Front> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-cdn-front-'));
+  // Started as root, nginx's workers run as nobody: they must reach the cache and temp paths,
+  // which the master creates (and hands to them) inside this directory.
+  fs.chmodSync(dir, 0o755);
+  const port = await freePort();
+  const file = path.join(dir, 'nginx.conf');
+  fs.writeFileSync(file, frontConfig(dir, port, new URL(srv.cdn).host, freshFor));
+  const nginx: ChildProcess = spawn('nginx', ['-p', dir, '-c', file, '-e', path.join(dir, 'error.log')], { stdio: 'ignore' });
+  const front = {
+    base: `http://127.0.0.1:${port}`,
+    stop() {
+      nginx.kill('SIGTERM');
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  for (let i = 0; ; i++) {
+    if (await fetch(`${front.base}/`).then(() => true, () => false)) return front;
+    if (i > 100) {
+      const log = fs.readFileSync(path.join(dir, 'error.log'), 'utf8');
+      front.stop();
+      throw new Error(`nginx did not start: ${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 interface Answer {
@@ -81,35 +118,18 @@ function served(a: Answer): Record<string, string | null> {
 }
 
 describe.skipIf(!hasNginx)('the nginx CDN front (deploy/nginx-cdn-front.conf)', () => {
-  let dir = '';
-  let nginx: ChildProcess | undefined;
+  let shipped: Front | undefined;
   let front = '';
   let uuid = '';
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-cdn-front-'));
-    // Started as root, nginx's workers run as nobody: they must reach the cache and temp paths,
-    // which the master creates (and hands to them) inside this directory.
-    fs.chmodSync(dir, 0o755);
-    const port = await freePort();
-    const file = path.join(dir, 'nginx.conf');
-    fs.writeFileSync(file, frontConfig(dir, port, new URL(srv.cdn).host));
-    nginx = spawn('nginx', ['-p', dir, '-c', file, '-e', path.join(dir, 'error.log')], { stdio: 'ignore' });
-    front = `http://127.0.0.1:${port}`;
+    shipped = await startFront();
+    front = shipped.base;
     const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } }).png().toBuffer();
     uuid = await srv.uploadFile('front.png', png, { type: 'image/png' });
-    for (let i = 0; ; i++) {
-      const up = await fetch(`${front}/`).then(() => true, () => false);
-      if (up) break;
-      if (i > 100) throw new Error(`nginx did not start: ${fs.readFileSync(path.join(dir, 'error.log'), 'utf8')}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
   });
 
-  afterAll(() => {
-    nginx?.kill('SIGTERM');
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => shipped?.stop());
 
   it('serves a cached rendition itself with the bytes and headers Stowage sends', async () => {
     const ref = `/${uuid}/-/resize/32x/-/format/webp/`;
@@ -158,5 +178,36 @@ describe.skipIf(!hasNginx)('the nginx CDN front (deploy/nginx-cdn-front.conf)', 
     // The same rendition without the token was never stored by the signed requests.
     const plain = await get(`${front}/${uuid}/-/resize/24x/`);
     expect(plain.headers.get('x-cache-status')).toBe('MISS');
+  });
+
+  it('stops serving a removed file once its copy is revalidated', async () => {
+    // The shipped front keeps a copy fresh for 60 s; this one for 1 s, so the revalidation that
+    // carries a removal to the front comes within the test.
+    const quick = await startFront('1s');
+    try {
+      const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#cc3366' } }).png().toBuffer();
+      const removed = await srv.uploadFile('removed.png', png, { type: 'image/png' });
+      const ref = `/${removed}/-/resize/4x/`;
+      expect((await get(`${quick.base}${ref}`)).status).toBe(200);
+      expect((await srv.call('DELETE', `/files/${removed}/storage/`)).status).toBe(200);
+      // The node itself answers 404 from now on.
+      for (let i = 0; (await get(`${srv.cdn}${ref}`)).status !== 404; i++) {
+        if (i > 50) throw new Error('the node still serves the removed file');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      // The front's copy is fresh for one to two seconds (nginx counts whole seconds).
+      let after = await get(`${quick.base}${ref}`);
+      for (let i = 0; after.headers.get('x-cache-status') === 'HIT' && i < 30; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await get(`${quick.base}${ref}`);
+      }
+      // Once expired, never served again, not even as stale: every request reaches the node.
+      for (let i = 0; i < 3; i++) {
+        expect(`${after.status} ${after.headers.get('x-cache-status')}`).toBe('404 EXPIRED');
+        after = await get(`${quick.base}${ref}`);
+      }
+    } finally {
+      quick.stop();
+    }
   });
 });
