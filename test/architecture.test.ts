@@ -113,6 +113,9 @@ function routeProblems(rel: string, text: string): string[] {
 }
 
 /** The folder (first path segment under src/) a module belongs to; top-level files are their own. */
+/** The longest a source file may grow before it is split by concern. */
+const MAX_FILE_LINES = 320;
+
 const folderOf = (rel: string): string => rel.split('/')[0] as string;
 
 /** Module specifiers a file needs at run time: `import type` and `export type` lines are left out. */
@@ -223,6 +226,11 @@ describe('src/ keeps the layout', () => {
   it('has route modules that get services, never repositories or the raw handle', () => {
     expect(files.filter((f) => isRouteModule(f.text)).length).toBeGreaterThan(5);
     expect(files.flatMap((f) => routeProblems(f.rel, f.text))).toEqual([]);
+  });
+
+  it('has no source file over 320 lines (a longer one holds more than one concern)', () => {
+    const long = files.map((f) => ({ rel: f.rel, lines: f.text.split('\n').length - (f.text.endsWith('\n') ? 1 : 0) })).filter((f) => f.lines > MAX_FILE_LINES);
+    expect(long).toEqual([]);
   });
 
   it('has no loop between folders', () => {
