@@ -2,9 +2,9 @@
  * Reading an add-on's `params`: each helper throws a 400 naming the field (`params.<key>`), so
  * every add-on refuses bad input the same way.
  */
-import { AppError } from '../core/errors.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
-const bad = (message: string): AppError => new AppError(400, 'InvalidAddonParams', message);
+const bad = restErrors.addonParamsInvalid;
 
 /** The params object (omitted or null = no params); refuses keys the add-on does not know. */
 export function paramsObject(raw: unknown, known: readonly string[]): Record<string, unknown> {

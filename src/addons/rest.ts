@@ -1,7 +1,6 @@
 /** REST: POST /addons/{name}/execute/ and GET /addons/{name}/execute/status/ (wire-reference §2.11). */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
 import { checked, objectBody } from '../http/common/route.js';
 import { notFoundAnswer, restInput, restRoute } from '../http/rest/route.js';
@@ -9,19 +8,19 @@ import { jsonObject } from '../http/common/openapi/wire-schemas.js';
 import { parseUuid } from '../core/ids.js';
 import type { AddonService, ExecuteRequest } from './service.js';
 import type { Addon } from './types.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 const ADDONS = ['Add-ons'];
-const badRequest = (message: string) => new AppError(400, 'BadRequest', message);
 
 /** The add-on named in the path; an unknown name is the 404 before anything else is looked at. */
 const nameParams = (addons: AddonService) =>
   z.object({ name: checked(z.string(), (name) => addons.addon(name)).meta({ type: 'string', description: 'The add-on, e.g. `uc_clamav_virus_scan` (docs/addons.md).' }) });
 
 const targetField = checked(z.unknown(), (target): string => {
-  if (target === undefined || target === null || target === '') throw badRequest('`target` is required.');
-  if (typeof target !== 'string') throw badRequest('`target` must be a file UUID string.');
+  if (target === undefined || target === null || target === '') throw restErrors.targetRequired();
+  if (typeof target !== 'string') throw restErrors.targetNotString();
   const uuid = parseUuid(target);
-  if (!uuid) throw badRequest('`target` is not a valid file UUID.');
+  if (!uuid) throw restErrors.targetNotUuid();
   return uuid;
 }).meta({ type: 'string', format: 'uuid', description: "The file's UUID." });
 
@@ -40,7 +39,7 @@ const executeBody = (addon: Addon) =>
   );
 const statusQuery = z.object({
   request_id: checked(z.string().optional(), (v) => {
-    if (v === undefined || v === '') throw new AppError(400, 'BadRequest', '`request_id` is required.');
+    if (v === undefined || v === '') throw restErrors.requestIdRequired();
     return v;
   }).meta({ description: 'The `request_id` the execute call answered.' }),
 });

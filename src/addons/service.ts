@@ -5,7 +5,6 @@
 import type { AppContext } from '../context.js';
 import type { DbOrTrx } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import { newUuid, parseUuid } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
@@ -14,6 +13,8 @@ import { enqueue } from '../jobs/queue.js';
 import { findAddon } from './index.js';
 import { AddonRepo } from './repo.js';
 import type { Addon } from './types.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
+import { imageErrors } from '../core/error-catalogue/media.js';
 
 export const ADDON_JOB = 'addon.execute';
 /** Attempts of one execution (a crash mid-run counts one): transient trouble is retried, then `error`. */
@@ -27,8 +28,8 @@ export interface ExecuteRequest {
   rawParams: unknown;
 }
 
-export const addonNotFound = (): AppError => new AppError(404, 'AddonNotFound', 'Not found.');
-const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
+export const addonNotFound = restErrors.notFound;
+const fileNotFound = restErrors.notFound;
 
 export class AddonService {
   readonly repo: AddonRepo;
@@ -57,7 +58,7 @@ export class AddonService {
     try {
       await this.ctx.db.transaction((trx) => this.start(trx, addon, file, rawParams ?? {}, requestId));
     } catch (err) {
-      if (isUniqueViolation(err)) throw new AppError(409, 'ConcurrentCall', 'Concurrent call attempted');
+      if (isUniqueViolation(err)) throw restErrors.concurrentCall();
       throw err;
     }
     return requestId;
@@ -103,5 +104,5 @@ function addonMakesFile(addon: Addon): boolean {
 
 /** The spec's refusal of image add-ons on other files (the CDN's wording for the same case). */
 export function refuseUnfit(addon: Addon, file: FileRecord): void {
-  if (addon.accepts === 'image' && !file.isImage) throw new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
+  if (addon.accepts === 'image' && !file.isImage) throw imageErrors.notAnImage();
 }

@@ -1,9 +1,9 @@
 /** Per-project add-on settings: which add-ons run on every upload (set by `stowage project set`). */
-import { AppError } from '../core/errors.js';
 import { nowUs } from '../core/time.js';
 import type { Db } from '../db/connect.js';
 import { addonNames } from './index.js';
 import { AddonRepo } from './repo.js';
+import { adminErrors } from '../core/error-catalogue/admin.js';
 
 export class AddonSettings {
   private readonly repo: AddonRepo;
@@ -15,7 +15,7 @@ export class AddonSettings {
   /** `names`: add-on names, or [] for none. Unknown names are refused, listing the known ones. */
   async setOnUpload(projectId: number, names: string[]): Promise<string[]> {
     const known = addonNames();
-    for (const n of names) if (!known.includes(n)) throw new AppError(400, 'UnknownAddon', `unknown add-on "${n}" (known: ${known.join(', ')})`);
+    for (const n of names) if (!known.includes(n)) throw adminErrors.unknownAddon(n, known);
     const unique = [...new Set(names)];
     await this.repo.setOnUpload(projectId, unique, nowUs());
     return unique;

@@ -7,11 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import { compactVerify, errors } from 'jose';
-import { AppError } from '../core/errors.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 /** AccessTokenInvalidError with the reason named, as the spec requires. */
-export const invalidToken = (reason: string): AppError =>
-  new AppError(401, 'AccessTokenInvalidError', `Invalid access token: ${reason}.`);
+export const invalidToken = uploadErrors.tokenInvalid;
 
 /** The signing key is the raw 32-byte SHA-256 digest of the secret, not its hex text. */
 export const signingKey = (secret: string): Uint8Array => createHash('sha256').update(secret, 'utf8').digest();

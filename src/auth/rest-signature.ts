@@ -4,9 +4,9 @@
  * `Svc.Simple <pub>:<secret>` over HTTPS only (or loopback, which the server decides in `secure`). The official SDKs' words are accepted as aliases.
  */
 import crypto from 'node:crypto';
-import { AppError } from '../core/errors.js';
 import { safeEqual } from '../core/ids.js';
 import type { VerifiedSignatures } from './verified-signatures.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export const DATE_WINDOW_MS = 15 * 60 * 1000;
 
@@ -24,7 +24,7 @@ export interface KeyLookup {
   (pubKey: string): Promise<{ projectId: number; secrets: string[] } | null>;
 }
 
-const unauthorized = (detail: string) => new AppError(401, 'Unauthorized', detail);
+const unauthorized = restErrors.unauthorized;
 const INCORRECT = 'Incorrect authentication credentials.';
 
 type SignedParts = { method: string; body: Buffer | string; contentType: string; date: string; uri: string };
@@ -82,7 +82,7 @@ export function parseRestAuth(req: RestAuthRequest, aliases: boolean): RestAuthH
   const kind = schemeKind(scheme, aliases);
   if (!kind) throw unauthorized(INCORRECT);
   if (kind === 'simple' && !req.secure) {
-    throw new AppError(400, 'SimpleAuthOverHttp', 'Simple authentication over HTTP is forbidden. Please, use HTTPS or signed requests instead.');
+    throw restErrors.simpleAuthOverHttp();
   }
   return { kind, pubKey, credential };
 }

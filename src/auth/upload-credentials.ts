@@ -6,6 +6,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../core/errors.js';
 import { invalidToken, verifyHs256 } from './jwt.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 export interface UploadGrant {
   kind: 'token' | 'signature';
@@ -72,7 +73,7 @@ export async function verifyUploadCredentials(input: CredentialsInput): Promise<
   if (input.signature === undefined && input.authorization !== undefined) {
     const grant = await verifyToken(input.authorization, input.secrets, nowMs);
     if (!scopeAllows(grant.scope, input.endpointPath)) {
-      throw new AppError(403, 'ScopeForbiddenError', `Token scope does not include the required path ${input.endpointPath}.`);
+      throw uploadErrors.scopeForbidden(input.endpointPath);
     }
     return grant;
   }
@@ -100,7 +101,7 @@ function checkClaims(c: Record<string, unknown>, now: number): { scope: string[]
   }
   const { scope, operations } = checkUc(c.uc);
   // Expiry last: a malformed token is invalid even when it is also expired.
-  if (exp < now - SKEW_S) throw new AppError(401, 'AccessTokenExpiredError', 'Access token has expired.');
+  if (exp < now - SKEW_S) throw uploadErrors.tokenExpired();
   return { scope, operations };
 }
 
@@ -151,17 +152,17 @@ export function uploadSignature(secret: string, expire: string): string {
 
 /** Legacy signed uploads: `uploadSignature` with an active secret key, valid until `expire`. */
 function verifySignature(signature: string | undefined, expire: string | undefined, secrets: readonly string[], nowMs: number): UploadGrant {
-  if (!signature) throw new AppError(400, 'SignatureRequiredError', '`signature` is required.');
-  if (!expire) throw new AppError(400, 'SignatureExpirationRequiredError', '`expire` is required.');
-  if (!/^\d{1,15}$/.test(expire)) throw new AppError(400, 'SignatureExpirationInvalidError', '`expire` must be a UNIX timestamp.');
-  if (Number(expire) * 1000 < nowMs) throw new AppError(403, 'SignatureExpirationError', 'Expired signature.');
+  if (!signature) throw uploadErrors.signatureRequired();
+  if (!expire) throw uploadErrors.expireRequired();
+  if (!/^\d{1,15}$/.test(expire)) throw uploadErrors.expireInvalid();
+  if (Number(expire) * 1000 < nowMs) throw uploadErrors.signatureExpired();
   const given = signature.toLowerCase();
   // Check every key without stopping early, so timing does not tell which (if any) matched.
   let ok = false;
   for (const secret of secrets) {
     ok = constantTimeEqual(uploadSignature(secret, expire), given) || ok;
   }
-  if (!ok) throw new AppError(403, 'SignatureInvalidError', 'Invalid signature.');
+  if (!ok) throw uploadErrors.signatureInvalid();
   return { kind: 'signature', tokenId: sha256Hex(signature), operationsLimit: null, scope: null };
 }
 

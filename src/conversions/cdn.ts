@@ -7,20 +7,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
 import type { DeliverFile } from '../feature.js';
-import { AppError } from '../core/errors.js';
 import { requireCdnAccess } from '../http/cdn/access.js';
 import type { ConversionRequest } from '../feature.js';
 import { parsePlan } from '../media/plan.js';
 import type { ConversionService } from './service.js';
+import { cdnErrors } from '../core/error-catalogue/media.js';
 
 const NO_OPERATIONS = parsePlan([]);
 
 export function conversionCdnHandler(ctx: AppContext, service: ConversionService, deliver: DeliverFile) {
   return async (req: IncomingMessage, res: ServerResponse, request: ConversionRequest): Promise<void> => {
     const found = await service.resultFor(request.conversion, request.uuid, request.path);
-    if (!found) throw new AppError(404, 'NotFound', 'File not found.');
+    if (!found) throw cdnErrors.fileNotFound();
     await requireCdnAccess(ctx, req, found.source.projectId);
-    if (!found.result) throw new AppError(404, 'NotFound', 'Not converted: convert the file with POST /convert/…/ and wait for the job to finish.');
+    if (!found.result) throw cdnErrors.notConverted();
     return deliver(req, res, found.result, { plan: NO_OPERATIONS, filename: request.filename });
   };
 }

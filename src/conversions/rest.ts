@@ -6,14 +6,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
-import { AppError } from '../core/errors.js';
 import { sendJson } from '../http/common/json.js';
 import { checked, objectBody, parsedField, uuidText } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { jsonObject } from '../http/common/openapi/wire-schemas.js';
 import type { ConversionKind, ConversionService } from './service.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
-const conversionNotFound = (): AppError => new AppError(404, 'NotFound', 'Not found.');
+const conversionNotFound = restErrors.notFound;
 /** A conversion's token is the number the submit answered; anything else names none (404). */
 const tokenParams = z.object({
   token: checked(z.string(), (v) => {
@@ -24,7 +24,7 @@ const tokenParams = z.object({
 const documentParams = z.object({ uuid: uuidText(conversionNotFound, "The file's UUID.") });
 
 const REST_JSON = 'application/vnd.uploadcare-v0.7+json';
-const bad = (message: string) => new AppError(400, 'BadRequest', message);
+const bad = restErrors.invalid;
 /** More paths than this in one request is refused (each becomes a job). */
 export const MAX_PATHS = 100;
 const CONVERSIONS = ['Conversions'];

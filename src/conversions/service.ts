@@ -9,7 +9,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { AppContext } from '../context.js';
 import type { MakeGroup } from '../feature.js';
-import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import { newUuid } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
@@ -22,6 +21,8 @@ import { isImageTarget, sourceDocument, targetsOf } from './formats.js';
 import { convertDocument, type ConvertedFile } from './document.js';
 import { convertVideo } from './video.js';
 import { ToolError } from './tool.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
+import { cdnErrors } from '../core/error-catalogue/media.js';
 
 export type ConversionKind = 'document' | 'video';
 
@@ -132,7 +133,7 @@ export class ConversionService {
   /** `token` as the route parsed it (a number); `uuid` below is canonical. */
   async status(kind: ConversionKind, projectId: number, token: number): Promise<StatusJson> {
     const row = await this.repo.get(token);
-    if (!row || row.project_id !== projectId || row.kind !== kind) throw new AppError(404, 'NotFound', 'Not found.');
+    if (!row || row.project_id !== projectId || row.kind !== kind) throw restErrors.notFound();
     const result: StatusJson['result'] = { uuid: row.result_uuid };
     if (kind === 'video' && row.group_uuid) result.thumbnails_group_uuid = `${row.group_uuid}~${row.group_count}`;
     return { status: row.status, error: row.error, result };
@@ -140,9 +141,9 @@ export class ConversionService {
 
   async documentInfo(projectId: number, uuid: string): Promise<DocumentInfoJson> {
     const file = await this.ctx.files.find(projectId, uuid);
-    if (!file || file.removedUs !== null) throw new AppError(404, 'NotFound', 'Not found.');
+    if (!file || file.removedUs !== null) throw restErrors.notFound();
     const source = sourceDocument(file);
-    if (!source) throw new AppError(400, 'BadRequest', `The file is not a document this server converts (${file.mimeType}).`);
+    if (!source) throw restErrors.notConvertible(file.mimeType);
     const groups: Record<string, string> = {};
     for (const row of await this.repo.groupsOf(projectId, file.uuid)) {
       const target = JSON.parse(row.target) as DocumentTarget;
@@ -159,7 +160,7 @@ export class ConversionService {
     const source = await this.ctx.files.byUuid(uuid);
     if (!source || source.removedUs !== null) return null;
     const parsed = kind === 'document' ? parseDocumentPath(path) : parseVideoPath(path);
-    if (!parsed.ok) throw new AppError(400, 'InvalidUrl', parsed.problem);
+    if (!parsed.ok) throw cdnErrors.invalidUrl(parsed.problem);
     const row = await this.repo.finishedFor(source.projectId, source.uuid, kind, JSON.stringify(parsed.target));
     const result = row ? await this.ctx.files.find(source.projectId, row.result_uuid) : null;
     return { source, result: result && result.removedUs === null ? result : null };

@@ -7,16 +7,16 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import type { RenderStoredFile } from '../feature.js';
-import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { Initiator } from '../jobs/file-events.js';
 import type { ProjectRow } from '../projects/service.js';
 import { extensionOf } from './pattern.js';
 import { checkCopySize, type CopySource } from './source.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export async function localCopy(ctx: AppContext, project: ProjectRow, src: CopySource, opts: { store: boolean; metadata: Record<string, string>; initiator: Initiator; render: RenderStoredFile }): Promise<FileRecord> {
   checkCopySize(ctx, src);
-  const tooLarge = () => new AppError(400, 'BadRequest', 'Copying of large files is not supported at the moment.');
+  const tooLarge = restErrors.copyTooLarge;
   const common = { store: opts.store, metadata: opts.metadata, initiator: opts.initiator, maxBytes: ctx.config.copyMaxBytes, onTooLarge: tooLarge };
   if (!src.plan) {
     // Streamed blob to blob: memory stays flat whatever the size.

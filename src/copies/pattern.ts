@@ -9,13 +9,13 @@
  *   ${ext}           = the extension with its dot ('' when none), of the output format when processed
  * Literal text between variables is kept; an unknown or unclosed variable is an invalid pattern.
  */
-import { AppError } from '../core/errors.js';
 import type { RenderResult } from '../media/render.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export const VARIABLES = ['default', 'auto_filename', 'effects', 'filename', 'uuid', 'ext'] as const;
 export type PatternValues = Record<'uuid' | 'filename' | 'effects' | 'ext', string>;
 
-const invalid = (p: string) => new AppError(400, 'BadRequest', `Invalid pattern provided: \`${p}\``);
+const invalid = restErrors.copyPatternInvalid;
 
 /** Throws the wire's 400 unless the pattern is well formed and yields a non-empty key. */
 export function validatePattern(pattern: string): void {

@@ -7,11 +7,11 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import type { RenderStoredFile } from '../feature.js';
-import { AppError } from '../core/errors.js';
 import { StorageService } from './storages/service.js';
 import { StorageWriter } from './storages/s3.js';
 import { effectsForKey, expandPattern, extensionOf, validatePattern } from './pattern.js';
 import { checkCopySize, type CopySource } from './source.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export interface RemoteCopyResult {
   url: string;
@@ -20,7 +20,7 @@ export interface RemoteCopyResult {
 
 export async function remoteCopy(ctx: AppContext, projectId: number, src: CopySource, opts: { target: string; makePublic: boolean; pattern: string | null; render: RenderStoredFile }): Promise<RemoteCopyResult> {
   const storage = await new StorageService(ctx.db).byName(projectId, opts.target);
-  if (!storage) throw new AppError(400, 'BadRequest', 'Project has no storage with provided name.');
+  if (!storage) throw restErrors.copyNoSuchStorage();
   const pattern = opts.pattern ?? storage.pattern;
   validatePattern(pattern);
   checkCopySize(ctx, src);

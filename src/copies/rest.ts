@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { RenderStoredFile } from '../feature.js';
-import { AppError } from '../core/errors.js';
 import { validateMetadata } from '../core/metadata.js';
 import { localCopy } from './local.js';
 import { remoteCopy } from './remote.js';
@@ -13,8 +12,9 @@ import { formOrJsonBody, sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
 import { restInput, restRoute } from '../http/rest/route.js';
 import { restFileJson as fileSchema } from '../http/common/openapi/wire-schemas.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
-const bad = (message: string) => new AppError(400, 'BadRequest', message);
+const bad = restErrors.invalid;
 
 /*
  * The bodies' schemas document every field and validate all but `source`, but the seam does not
@@ -38,12 +38,12 @@ const localFields = z.object({
 const remoteFields = z.object({
   target: parsedField({ type: 'string', description: 'The custom storage name (`stowage storage add`).' }, (v) => {
     if (v === undefined || v === null || v === '') throw bad('`target` parameter is required.');
-    if (typeof v !== 'string') throw bad('Project has no storage with provided name.');
+    if (typeof v !== 'string') throw restErrors.copyNoSuchStorage();
     return v;
   }),
   make_public: bool('make_public', true, 'Public-read object (default true).'),
   pattern: parsedField({ type: 'string', description: 'Object name pattern, e.g. `${default}` (docs/groups.md).' }, (v) => {
-    if (v !== undefined && v !== null && typeof v !== 'string') throw bad(`Invalid pattern provided: \`${String(v)}\``);
+    if (v !== undefined && v !== null && typeof v !== 'string') throw restErrors.copyPatternInvalid(String(v));
     return typeof v === 'string' ? v : null;
   }).optional(),
 });
@@ -103,6 +103,6 @@ function metadataOf(raw: unknown): Record<string, string> {
 
 async function projectOf(ctx: AppContext, projectId: number) {
   const p = await ctx.projects.byId(projectId);
-  if (!p) throw new AppError(404, 'NotFound', 'Not found.');
+  if (!p) throw restErrors.notFound();
   return p;
 }

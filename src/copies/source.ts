@@ -4,10 +4,10 @@
  */
 import type { AppContext } from '../context.js';
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
-import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import { parseFileRef } from '../http/cdn/file-ref.js';
 import type { Plan } from '../media/plan.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export interface CopySource {
   file: FileRecord;
@@ -17,7 +17,7 @@ export interface CopySource {
   plan: Plan | null;
 }
 
-const bad = (message: string) => new AppError(400, 'BadRequest', message);
+const bad = restErrors.invalid;
 export const BAD_SOURCE = 'Bad `source` parameter. Use UUID or CDN URL.';
 
 export async function resolveSource(ctx: AppContext, projectId: number, raw: unknown): Promise<CopySource> {

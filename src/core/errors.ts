@@ -1,6 +1,7 @@
 /**
  * Errors carry their HTTP meaning from birth: a machine code, a status and a public message.
- * Each surface (REST, Upload, CDN) renders them in its own wire format in one place.
+ * Each surface (REST, Upload, CDN) renders them in its own wire format in one place. Routes do not
+ * build them: they throw the named entries of `core/error-catalogue/`.
  */
 export class AppError extends Error {
   constructor(
@@ -30,10 +31,6 @@ export class BodyError extends AppError {
     this.name = 'BodyError';
   }
 }
-
-export const badRequest = (code: string, message: string): AppError => new AppError(400, code, message);
-export const notFound = (code: string, message: string): AppError => new AppError(404, code, message);
-export const forbidden = (code: string, message: string): AppError => new AppError(403, code, message);
 
 export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;

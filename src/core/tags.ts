@@ -4,14 +4,14 @@
  * `tags` field is a comma-separated list) and no control characters; at most 50 per file. Stored in
  * the order first given, without duplicates.
  */
-import { AppError } from './errors.js';
+import { tagErrors } from './error-catalogue/fields.js';
 
 export const TAGS_MAX = 50;
 export const TAG_MAX_LENGTH = 64;
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN = /[\u0000-\u001f\u007f,]/;
 
-const bad = (message: string) => new AppError(400, 'FileTagsInvalidError', message);
+const bad = tagErrors.invalid;
 
 export function normalizeTag(raw: unknown): string {
   if (typeof raw !== 'string') throw bad('Each tag must be a string.');

@@ -4,13 +4,13 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { AppError } from '../core/errors.js';
 import type { RestSessionAuth } from '../feature.js';
 import { isDirectLoopback, isSecure, proxyMatcher } from '../http/common/trust.js';
 import { SESSION_HEADER } from '../http/rest/session-header.js';
 import { sessionCookie } from './cookies.js';
 import type { SessionRow } from './repo.js';
 import type { SessionService } from './sessions.js';
+import { adminErrors } from '../core/error-catalogue/admin.js';
 
 /** The header every dashboard API call sends (its reasons: src/http/rest/session-header.ts). */
 export const DASHBOARD_HEADER = SESSION_HEADER;
@@ -32,7 +32,7 @@ export class Guards {
   /** A sign-in carries a secret: the same transport rule as the REST API's Simple auth. */
   requireSafeTransport(req: FastifyRequest): void {
     if (this.secure(req) || (this.ctx.config.simpleAuthLoopback && isDirectLoopback(req.raw))) return;
-    throw new AppError(403, 'InsecureTransport', 'Signing in sends the secret key: use HTTPS.');
+    throw adminErrors.insecureTransport();
   }
 
   /** A write must come from a page of this very server: its Origin names our host (Host or the REST base URL). */
@@ -45,7 +45,7 @@ export class Guards {
       host = null;
     }
     const ours = [req.headers.host, this.restHost()];
-    if (host === null || !ours.includes(host)) throw new AppError(403, 'CrossSiteRequest', 'Cross-site request refused.');
+    if (host === null || !ours.includes(host)) throw adminErrors.crossSite();
   }
 
   /** The REST API's session check (Feature.restSession). */
@@ -55,14 +55,14 @@ export class Guards {
       if (token === null || req.headers[DASHBOARD_HEADER] !== '1') return null;
       if (!SAFE_METHODS.has(req.method)) this.requireSameOrigin(req);
       const session = await this.sessions.resolve(token);
-      if (!session) throw new AppError(401, 'SessionEnded', 'The dashboard session ended: sign in again.');
+      if (!session) throw adminErrors.sessionEnded();
       return session.projectId;
     };
   }
 
   /** A call of the dashboard's own pages: they send the dashboard header; anything else is a 401. */
   requireDashboardHeader(req: FastifyRequest): void {
-    if (req.headers[DASHBOARD_HEADER] !== '1') throw new AppError(401, 'NotSignedIn', `Only the dashboard's pages call this (the ${DASHBOARD_HEADER} header).`);
+    if (req.headers[DASHBOARD_HEADER] !== '1') throw adminErrors.notFromDashboard(DASHBOARD_HEADER);
   }
 
   /**
@@ -73,7 +73,7 @@ export class Guards {
   async pageSession(req: FastifyRequest): Promise<SessionRow> {
     const token = sessionCookie(req.headers.cookie);
     const session = token !== null && req.headers[DASHBOARD_HEADER] === '1' ? await this.sessions.resolve(token) : null;
-    if (!session) throw new AppError(401, 'NotSignedIn', 'Sign in to the dashboard first.');
+    if (!session) throw adminErrors.notSignedIn();
     return session;
   }
 

@@ -5,7 +5,6 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { AppError } from '../core/errors.js';
 import type { RoutePlugin } from '../feature.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
 import type { Asset } from './assets.js';
@@ -15,6 +14,8 @@ import type { Guards } from './guards.js';
 import { securityHeaders } from './headers.js';
 import type { UsageSource } from './usage.js';
 import type { SessionService, SignInInput } from './sessions.js';
+import { adminErrors } from '../core/error-catalogue/admin.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export interface DashboardAssets {
   pages: Map<string, Asset>;
@@ -24,7 +25,7 @@ export interface DashboardAssets {
 export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guards: Guards, assets: DashboardAssets, usage: UsageSource): RoutePlugin {
   const serve = (reply: FastifyReply, table: Map<string, Asset>, name: string) => {
     const asset = table.get(name);
-    if (!asset) throw new AppError(404, 'NotFound', 'Not found.');
+    if (!asset) throw restErrors.notFound();
     return securityHeaders(reply, ctx, name.endsWith('.html') ? 'no-store' : 'no-cache').type(asset.contentType).send(asset.body);
   };
 
@@ -80,7 +81,7 @@ export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guard
     app.get('/dashboard/api/upload-signature', async (req: FastifyRequest, reply) => {
       const session = await guards.pageSession(req);
       const signature = await uploadSignatureFor(ctx, session);
-      if (!signature) throw new AppError(404, 'NotSigned', 'This project does not require signed uploads.');
+      if (!signature) throw adminErrors.notSigned();
       return sendJson(securityHeaders(reply, ctx, 'no-store'), 200, signature);
     });
   };
@@ -88,18 +89,18 @@ export function dashboardRoutes(ctx: AppContext, sessions: SessionService, guard
 
 /** The sign-in body: `public_key` with `secret_key` or `admin_token`; anything else is a 400. */
 function signInInput(body: unknown): SignInInput {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new AppError(400, 'BadBody', 'Expected a JSON object.');
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw adminErrors.bodyNotObject();
   const o = body as Record<string, unknown>;
   const str = (k: string, max: number): string | undefined => {
     const v = o[k];
     if (v === undefined || v === '') return undefined;
-    if (typeof v !== 'string' || v.length > max) throw new AppError(400, 'BadBody', `\`${k}\` must be a string of at most ${max} characters.`);
+    if (typeof v !== 'string' || v.length > max) throw adminErrors.bodyFieldTooLong(k, max);
     return v;
   };
   const publicKey = str('public_key', 64);
   const secretKey = str('secret_key', 128);
   const adminToken = str('admin_token', 512);
-  if (!publicKey) throw new AppError(400, 'BadBody', '`public_key` is missing.');
-  if ((secretKey === undefined) === (adminToken === undefined)) throw new AppError(400, 'BadBody', 'Give `secret_key` or `admin_token` (one of them).');
+  if (!publicKey) throw adminErrors.publicKeyMissing();
+  if ((secretKey === undefined) === (adminToken === undefined)) throw adminErrors.secretOrToken();
   return { publicKey, ...(secretKey !== undefined ? { secretKey } : {}), ...(adminToken !== undefined ? { adminToken } : {}) };
 }

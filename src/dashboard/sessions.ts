@@ -5,9 +5,9 @@
  */
 import crypto from 'node:crypto';
 import type { AppContext } from '../context.js';
-import { AppError } from '../core/errors.js';
 import { nowUs } from '../core/time.js';
 import type { SessionRepo, SessionRow } from './repo.js';
+import { adminErrors } from '../core/error-catalogue/admin.js';
 
 export interface SignInInput {
   publicKey: string;
@@ -28,7 +28,7 @@ function sameSecret(a: string, b: string): boolean {
   return crypto.timingSafeEqual(Buffer.from(sha256(a), 'hex'), Buffer.from(sha256(b), 'hex'));
 }
 
-const BAD_CREDENTIALS = (): AppError => new AppError(401, 'BadCredentials', 'Unknown public key, or the secret key or admin token does not match.');
+const BAD_CREDENTIALS = adminErrors.badCredentials;
 
 export class SessionService {
   constructor(private readonly ctx: AppContext, private readonly repo: SessionRepo) {}

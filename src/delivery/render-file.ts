@@ -5,11 +5,11 @@
  * only (live files that are images), and every source opened for the render (the file, its
  * overlays, temporary copies included) is released when it ends, whatever the outcome.
  */
-import { AppError } from '../core/errors.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { Plan } from '../media/plan.js';
 import { startRender, type RenderResult, type RenderRun } from '../media/render.js';
 import type { OpenedSource, StoredSources } from './source-file.js';
+import { cdnErrors, imageErrors } from '../core/error-catalogue/media.js';
 
 /** File rows by uuid (the file service). */
 export interface FileRows {
@@ -70,6 +70,6 @@ export class StoredFileRenderer {
 
 /** Only stored images are processed (also checked before a cached rendition is answered). */
 export function assertRenderable(file: FileRecord): void {
-  if (!file.blobKey) throw new AppError(404, 'FileNotFound', 'File not found.');
-  if (!file.isImage) throw new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
+  if (!file.blobKey) throw cdnErrors.fileNotFound();
+  if (!file.isImage) throw imageErrors.notAnImage();
 }

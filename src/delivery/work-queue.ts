@@ -8,7 +8,7 @@
  * answer let a stream of slow URLs run many more renders at once than the bound (the server's
  * memory grew with every render past its deadline; docs/reliability.md).
  */
-import { AppError } from '../core/errors.js';
+import { imageErrors } from '../core/error-catalogue/media.js';
 
 /** Work that answers (`answer`) and ends (`ended`, never rejects), possibly later. */
 export interface StartedWork<T> {
@@ -29,7 +29,7 @@ export class WorkQueue {
   async run<T>(start: () => StartedWork<T>): Promise<T> {
     if (this.running >= this.concurrency) {
       if (this.waiting.length >= this.maxWaiting) {
-        throw new AppError(503, 'Overloaded', 'The image processor is busy; retry shortly.', { 'retry-after': '1' });
+        throw imageErrors.overloaded();
       }
       // The finishing job hands its slot over directly, so `running` never dips and lets a newcomer jump the line.
       await new Promise<void>((resolve) => this.waiting.push(resolve));

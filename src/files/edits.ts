@@ -2,7 +2,6 @@
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { adjustCounters } from '../db/project-counters.js';
 import type { FileRepo } from './repo.js';
-import { AppError } from '../core/errors.js';
 import type { FileEventOutbox } from '../jobs/event-outbox.js';
 import type { Initiator } from '../jobs/file-events.js';
 import type { AppdataEntry } from '../core/file-record.js';
@@ -10,6 +9,7 @@ import { validateKeyCount, validateMetadataKey, validateMetadataValue } from '..
 import { formatUs, nowUs } from '../core/time.js';
 import { checkTagCount, diffTags, type TagChange } from '../core/tags.js';
 import { fileNotFound, moveOf, type FileLifecycle } from './lifecycle.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 /** An add-on's result for `appdata.<name>` and what else it asks for (see writeAddonResult). */
 export interface AddonResultWrite {
@@ -36,7 +36,7 @@ export class FileEdits {
     const clean = validateMetadataValue(key, value);
     return this.db.transaction(async (trx) => {
       const file = await this.lifecycle.lockOrThrow(trx, projectId, uuid);
-      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
+      if (file.removedUs !== null) throw restErrors.removedMetadataFixed();
       const previous = file.metadata[key];
       const created = previous === undefined;
       if (created) validateKeyCount(Object.keys(file.metadata).length + 1);
@@ -52,7 +52,7 @@ export class FileEdits {
     validateMetadataKey(key);
     await this.db.transaction(async (trx) => {
       const file = await this.lifecycle.lockOrThrow(trx, projectId, uuid);
-      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its metadata can not be changed.');
+      if (file.removedUs !== null) throw restErrors.removedMetadataFixed();
       const previous = file.metadata[key];
       if (previous === undefined) throw fileNotFound();
       const { [key]: _dropped, ...metadata } = file.metadata;
@@ -101,7 +101,7 @@ export class FileEdits {
   async changeTags(projectId: number, uuid: string, change: { replace: string[] } | { add: string[]; delete: string[] }, initiator: Initiator): Promise<TagChange> {
     return this.db.transaction(async (trx) => {
       const file = await this.lifecycle.lockOrThrow(trx, projectId, uuid);
-      if (file.removedUs !== null) throw new AppError(400, 'FileRemoved', 'File is removed; its tags can not be changed.');
+      if (file.removedUs !== null) throw restErrors.removedTagsFixed();
       const before = file.tags;
       let after: string[];
       if ('replace' in change) after = change.replace;

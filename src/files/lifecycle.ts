@@ -14,19 +14,19 @@ import { addDeltas, adjustCounters, fileMove, fileState, type CounterDelta } fro
 import type { FileRepo } from './repo.js';
 import type { ContentRepo } from './contents/repo.js';
 import { enqueue } from '../jobs/queue.js';
-import { AppError } from '../core/errors.js';
 import type { FileEventOutbox } from '../jobs/event-outbox.js';
 import { systemInitiator, type Initiator } from '../jobs/file-events.js';
 import type { FileRecord } from '../core/file-record.js';
 import { parseUuid } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
 import { enqueueLaterDigest } from './digest-later.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export const BLOB_DELETE_JOB = 'blob.delete';
 export const EXPIRY_SWEEP_JOB = 'files.expire';
 
-export const fileNotFound = (): AppError => new AppError(404, 'FileNotFoundError', 'Not found.');
-const removedForGood = (): AppError => new AppError(400, 'FileRemoved', 'File is removed and can not be stored.');
+export const fileNotFound = restErrors.notFound;
+const removedForGood = restErrors.removedNotStorable;
 
 /** How a removal may be taken back: `restoreMs` after it, a store brings the file back (0: never). */
 export interface Removal {

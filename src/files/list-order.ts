@@ -4,14 +4,14 @@
  * that size and beyond, inclusive) or the `<bytes>~<upload µs>` key our `next`/`previous` links
  * carry (strictly beyond that file, so ties on size page exactly).
  */
-import { AppError } from '../core/errors.js';
 import type { RestVersion } from '../core/file-json.js';
 import type { SizeKey } from './repo.js';
 import type { Query } from '../http/rest/query.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export type FileOrdering = { by: 'uploaded' | 'size'; desc: boolean };
 
-const bad = (detail: string) => new AppError(400, 'BadRequest', detail);
+const bad = restErrors.invalid;
 
 export function fileOrdering(q: Query, version: RestVersion): FileOrdering {
   const v = q['ordering'];

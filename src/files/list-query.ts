@@ -6,13 +6,13 @@
  * `from`/`to` are read by the handler: what they hold (a time or a size) depends on `ordering`.
  */
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
 import type { RestVersion } from '../core/file-json.js';
 import { normalizeTags } from '../core/tags.js';
 import { checked } from '../http/common/route.js';
 import { includeParam, queryParam } from '../http/rest/query.js';
 import { restInput } from '../http/rest/route.js';
 import { fileOrdering, type FileOrdering } from './list-order.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 const MAX_TAGS = 10;
 const text = () => z.string().optional();
@@ -21,7 +21,7 @@ const text = () => z.string().optional();
 function tagsOf(v: string | undefined): string[] {
   if (v === undefined || v === '') return [];
   const tags = normalizeTags(v.split(',').filter((t) => t.trim() !== ''), 'tags');
-  if (tags.length > MAX_TAGS) throw new AppError(400, 'BadRequest', `\`tags\` accepts at most ${MAX_TAGS} tags.`);
+  if (tags.length > MAX_TAGS) throw restErrors.tooManyTags(MAX_TAGS);
   return tags;
 }
 

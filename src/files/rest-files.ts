@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
 import { formatCursor } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
@@ -23,6 +22,7 @@ import { infoExtrasOf, infoQueryV07, listQueryOf, listQueryV07 } from './list-qu
 import { cursorPage, cursorPageOf, pageLinks, rowsForPage, userParams, type PageLinks } from '../http/rest/pagination.js';
 import { requireVersion } from '../http/rest/version.js';
 import { formatSizeCursor, sizeCursorParam } from './list-order.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 const MAX_BATCH = 100;
 const FILES = ['Files'];
@@ -160,8 +160,8 @@ function uuidOf(req: FastifyRequest): string {
 }
 
 function batchIds(body: unknown): string[] {
-  if (!Array.isArray(body) || body.some((x) => typeof x !== 'string')) throw new AppError(400, 'BadRequest', 'Expected list of UUIDs');
-  if (body.length === 0) throw new AppError(400, 'BadRequest', 'List of UUIDs can not be empty');
-  if (body.length > MAX_BATCH) throw new AppError(400, 'BadRequest', `Maximum UUIDs per request is exceeded. The limit is ${MAX_BATCH}`);
+  if (!Array.isArray(body) || body.some((x) => typeof x !== 'string')) throw restErrors.batchNotList();
+  if (body.length === 0) throw restErrors.batchEmpty();
+  if (body.length > MAX_BATCH) throw restErrors.batchTooLong(MAX_BATCH);
   return body as string[];
 }

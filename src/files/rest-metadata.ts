@@ -1,18 +1,18 @@
 /** REST: file metadata (spec "File metadata"), with the key/value limits enforced by core. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
 import { sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { fileParams, metadataKeyParams } from './rest-params.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 // Reading an unknown or malformed key is a 404 (no such key); writing one is the key's 400.
 const keyParams = fileParams.extend({ key: z.string().meta({ description: 'The metadata key.' }) });
 const valueBody = parsedField({ type: 'string', description: 'The value, as a JSON string.' }, (v) => {
-  if (typeof v !== 'string') throw new AppError(400, 'BadRequest', 'Metadata value must be a JSON string.');
+  if (typeof v !== 'string') throw restErrors.metadataValueNotString();
   return v;
 });
 const METADATA = ['Metadata'];
@@ -34,7 +34,7 @@ export function metadataRoutes(ctx: AppContext) {
       async (req, reply, { params: { uuid, key } }) => {
         const file = await ctx.files.get(req.projectId, uuid);
         const value = Object.prototype.hasOwnProperty.call(file.metadata, key) ? file.metadata[key] : undefined;
-        if (value === undefined) throw new AppError(404, 'NotFound', 'Not found.');
+        if (value === undefined) throw restErrors.notFound();
         return sendJson(reply, 200, value);
       },
     );

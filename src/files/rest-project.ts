@@ -2,14 +2,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { AppError } from '../core/errors.js';
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { CDN_TOKEN_MAX_TTL_S } from '../projects/service.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
-const bad = (message: string) => new AppError(400, 'BadRequest', message);
+const bad = restErrors.invalid;
 
 const projectJson = z.object({ collaborators: z.array(z.unknown()), name: z.string(), pub_key: z.string(), autostore_enabled: z.boolean() });
 
@@ -37,7 +37,7 @@ export function projectRoutes(ctx: AppContext) {
       { method: 'GET', url: '/project/', tags: ['Project'], summary: 'The project of the credentials', responses: { 200: { description: 'The project.', schema: projectJson }, 404: notFoundAnswer('Project') } },
       async (req, reply) => {
         const project = await ctx.projects.byId(req.projectId);
-        if (!project) throw new AppError(404, 'NotFound', 'Not found.');
+        if (!project) throw restErrors.notFound();
         return sendJson(reply, 200, { collaborators: [], name: project.name, pub_key: project.pubKey, autostore_enabled: project.autostore });
       },
     );

@@ -11,16 +11,16 @@ import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import { restFileFor } from '../core/file-json-v06.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
-import { AppError, BodyError } from '../core/errors.js';
 import { checked, fieldErrors, inputIssues } from '../http/common/route.js';
 import { queryOf } from '../http/rest/query.js';
 import { restRoute } from '../http/rest/route.js';
 import { restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
 import { parseSearch, searchOrder, type SearchCursor, type SearchErrors, type SearchQuery } from './search-query.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 const MAX_DEPTH = 1000;
 
-const bad = (message: string) => new AppError(400, 'BadRequest', message);
+const bad = restErrors.invalid;
 
 /** An integer query parameter: absent or empty is `dflt`. */
 function intOf(v: string | undefined, dflt: number, message: string): number {
@@ -88,7 +88,7 @@ export function searchRoutes(ctx: AppContext) {
       const limit = validField('limit', raw);
       const offset = validField('offset', raw);
       if (!cursor && limit !== null && offset !== null && offset + limit > MAX_DEPTH) errors['offset'] = [`offset + limit must not exceed ${MAX_DEPTH}; follow the next link's cursor to go deeper.`];
-      if (Object.keys(errors).length > 0 || !query || !q.ok || limit === null || offset === null) throw new BodyError(400, 'BadRequest', errors);
+      if (Object.keys(errors).length > 0 || !query || !q.ok || limit === null || offset === null) throw restErrors.fieldErrors(errors);
       const include = q.data.include;
       const [rows, total] = await Promise.all([
         ctx.files.search(req.projectId, query, { limit: limit + 1, offset, cursor }),

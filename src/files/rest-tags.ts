@@ -6,7 +6,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
 import { normalizeTags } from '../core/tags.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { AppContext } from '../context.js';
@@ -14,6 +13,7 @@ import { sendJson } from '../http/common/json.js';
 import { objectBody, parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { fileParams } from './rest-params.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 const TAG_LIST = { type: 'array', items: { type: 'string' } };
 
@@ -23,7 +23,7 @@ const tagList = (name: string, description: string) =>
 
 const replaceBody = objectBody({
   tags: parsedField({ ...TAG_LIST, description: 'The new tags (empty clears).' }, (v) => {
-    if (v === undefined) throw new AppError(400, 'BadRequest', '`tags` is required: an array of strings (empty clears).');
+    if (v === undefined) throw restErrors.tagsRequired();
     return normalizeTags(v, 'tags');
   }),
 });

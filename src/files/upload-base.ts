@@ -15,7 +15,7 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { AppContext } from '../context.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { StagedBlob } from './service.js';
-import { fileTooLarge, mapMultipartError, uploadError } from '../http/upload/errors.js';
+import { fileTooLarge, mapMultipartError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
 import { sendJson } from '../http/common/json.js';
 import { checkNoNulls, firstOf, publicKeyFields, queryParams, requireProject, sdkHeaderKey, type Params } from '../http/upload/params.js';
@@ -24,6 +24,7 @@ import { AnonymousStagingBudget, type AnonymousStaging } from './anonymous-stagi
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { digestsLaterFor } from '../blobs/digest.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 interface StagedPart {
   field: string;
@@ -62,7 +63,7 @@ export function baseRoute(ctx: AppContext) {
       if (!req.isMultipart()) {
         checkNoNulls(params);
         await requireProject(ctx, params, 'base');
-        throw uploadError(400, 'FilesRequiredError', 'Request does not contain files.');
+        throw uploadErrors.filesRequired();
       }
       const parts: StagedPart[] = [];
       const staging = budget.open(req.ip);
@@ -72,7 +73,7 @@ export function baseRoute(ctx: AppContext) {
         checkNoNulls(params);
         if (parts.length === 0) {
           await requireProject(ctx, params, 'base');
-          throw uploadError(400, 'FilesRequiredError', 'Request does not contain files.');
+          throw uploadErrors.filesRequired();
         }
         const out = await runUploadRequest(ctx, req, params, {
           endpoint: '/base/',
@@ -119,7 +120,7 @@ async function keyKnownBeforeBody(ctx: AppContext, req: FastifyRequest, params: 
 
 function anonymousBytesRefused(ctx: AppContext): Error {
   const name = ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY';
-  return uploadError(403, 'ProjectPublicKeyRequiredError', `${name} is required before the file: too many file bytes arrived without a valid public key.`);
+  return uploadErrors.publicKeyRequiredBeforeFile(name);
 }
 
 async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, out: StagedPart[], staging: AnonymousStaging): Promise<void> {
@@ -138,7 +139,7 @@ async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, o
       continue;
     }
     const file = part as MultipartFile;
-    if (out.length >= MAX_FILES_PER_REQUEST) throw uploadError(400, 'RequestFileNumberLimitExceededError', 'The request contains too many files.');
+    if (out.length >= MAX_FILES_PER_REQUEST) throw uploadErrors.tooManyFiles();
     // Once a known key has arrived the meter would only pass the bytes on: without it a part costs
     // one stream and one pipeline less (and the AbortError DOMException every pipeline's end builds).
     const source = staging.isReleased ? file.file : pipeline(file.file, staging.meter(() => anonymousBytesRefused(ctx)), () => undefined);

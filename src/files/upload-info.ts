@@ -4,21 +4,21 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { parseUuid } from '../core/ids.js';
 import { uploadInfoJson } from '../core/file-json.js';
-import { uploadError } from '../http/upload/errors.js';
 import { sendJson } from '../http/common/json.js';
 import { queryParams, requireProject } from '../http/upload/params.js';
 import { uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadFieldsOf } from '../http/upload/fields.js';
 import { parsedField } from '../http/common/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 // The key is judged before file_id (403 before 400), so the route is deferred: the handler
 // validates file_id with this schema once the project is known.
 const infoFields = z.object({
   file_id: parsedField({ type: 'string', format: 'uuid', description: "The file's UUID." }, (v) => {
-    if (typeof v !== 'string' || v === '') throw uploadError(400, 'FileIdRequiredError', 'file_id is required.');
+    if (typeof v !== 'string' || v === '') throw uploadErrors.fileIdRequired();
     const uuid = parseUuid(v);
-    if (!uuid) throw uploadError(400, 'FileIdInvalidError', 'file_id is invalid.');
+    if (!uuid) throw uploadErrors.fileIdInvalid();
     return uuid;
   }),
 });
@@ -34,7 +34,7 @@ export function infoRoute(ctx: AppContext) {
         const found = await requireProject(ctx, params, 'other');
         const { file_id: uuid } = uploadFieldsOf(infoFields, params, ctx.config.sdkAliases);
         const file = await ctx.files.find(found.project.id, uuid);
-        if (!file || file.removedUs !== null) throw uploadError(404, 'FileNotFoundError', 'File is not found.');
+        if (!file || file.removedUs !== null) throw uploadErrors.fileNotFound();
         return sendJson(reply, 200, uploadInfoJson(file));
       },
     );

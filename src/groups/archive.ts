@@ -10,8 +10,8 @@ import tar from 'tar-stream';
 import yazl from 'yazl';
 import type { BlobStore } from '../blobs/store.js';
 import type { FileRecord } from '../core/file-record.js';
-import { AppError } from '../core/errors.js';
 import { contentDisposition } from '../http/cdn/headers.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export type ArchiveFormat = 'zip' | 'tar';
 
@@ -27,10 +27,10 @@ export async function sendArchive(
   files: Array<FileRecord | null>,
   opts: { format: ArchiveFormat; filename: string; maxBytes: number },
 ): Promise<void> {
-  if (files.some((f) => f === null || f.blobKey === null)) throw new AppError(404, 'FileRemoved', 'A file of this group was removed; the archive is not available.');
+  if (files.some((f) => f === null || f.blobKey === null)) throw restErrors.archiveFileRemoved();
   const present = files as FileRecord[];
   const total = present.reduce((sum, f) => sum + f.size, 0);
-  if (total > opts.maxBytes) throw new AppError(400, 'ArchiveTooLarge', `The group holds ${total} bytes; archives are limited to ${opts.maxBytes} bytes of uncompressed data.`);
+  if (total > opts.maxBytes) throw restErrors.archiveTooLarge(total, opts.maxBytes);
   const items = uniqueNames(present);
   res.writeHead(200, {
     'content-type': opts.format === 'zip' ? 'application/zip' : 'application/x-tar',

@@ -1,12 +1,12 @@
 /** Groups: upload /group/ and /group/info/, REST /groups/, CDN group URLs and archives. */
 import type { AppContext } from '../context.js';
 import type { DeliverFile, Feature, MakeGroup } from '../feature.js';
-import { AppError } from '../core/errors.js';
 import { parsePlan } from '../media/plan.js';
 import { groupCdnHandler } from './cdn.js';
 import { groupRestRoutes } from './rest.js';
 import { groupRoutes } from './upload.js';
 import { GroupService, groupId } from './service.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 /** `deliver`: the CDN's file delivery, on nodes that serve the CDN. */
 export function groupsFeature(ctx: AppContext, deps: { deliver: DeliverFile | null }): Feature & { makeGroup: MakeGroup } {
@@ -16,7 +16,7 @@ export function groupsFeature(ctx: AppContext, deps: { deliver: DeliverFile | nu
     const existing = uuid ? await groups.find(projectId, `${uuid}~${fileUuids.length}`) : null;
     if (existing) return groupId(existing);
     const refs = fileUuids.map((u) => ({ uuid: u, plan: parsePlan([]), written: [] }));
-    const g = await groups.create(projectId, refs, () => new AppError(404, 'NotFound', 'Not found.'), { uuid });
+    const g = await groups.create(projectId, refs, restErrors.notFound, { uuid });
     return groupId(g);
   };
   return {

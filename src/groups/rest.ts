@@ -5,7 +5,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { AppError } from '../core/errors.js';
 import { formatCursor } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import { requireVersion } from '../http/rest/version.js';
@@ -17,8 +16,9 @@ import { queryOf, queryParam } from '../http/rest/query.js';
 import { checked } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { jsonObject, restPage } from '../http/common/openapi/wire-schemas.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
-const notFound = () => new AppError(404, 'NotFound', 'Not found.');
+const notFound = restErrors.notFound;
 const GROUPS = ['Groups'];
 
 // An id that is not a group id names no group: the same 404 as an unknown one.

@@ -12,6 +12,7 @@ import { effectsText } from './file-ref.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { adjustCounters } from '../db/project-counters.js';
 import { GroupRepo, type GroupListQuery, type GroupMember, type GroupRecord } from './repo.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 /** Spec: a group holds up to 1000 files. */
 export const MAX_GROUP_FILES = 1000;
@@ -78,7 +79,7 @@ export class GroupService {
       const existing = await this.repo.get(null, g.uuid);
       if (existing) {
         if (existing.projectId === projectId && existing.filesCount === g.members.length) return 'present';
-        throw new AppError(409, 'GroupConflict', 'already exists here in another project or with another file count');
+        throw restErrors.groupConflict();
       }
       const record: GroupRecord = { uuid: g.uuid, projectId, filesCount: g.members.length, createdUs: g.createdUs + shift };
       try {

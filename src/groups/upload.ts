@@ -10,13 +10,14 @@ import { parseFileRef, type FileRef } from '../http/cdn/file-ref.js';
 import { uploadGroupJson } from './json.js';
 import { MAX_GROUP_FILES, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
-import { mapMultipartError, uploadError } from '../http/upload/errors.js';
+import { mapMultipartError } from '../http/upload/errors.js';
 import { checkNoNulls, requireProject, type Params } from '../http/upload/params.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { uploadFieldsOf } from '../http/upload/fields.js';
 import { parsedField } from '../http/common/route.js';
 import { FORM_TYPES, uploadFieldDocs, uploadInput, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 type Pairs = Array<[string, string]>;
 
@@ -62,7 +63,7 @@ const CREATE_SPEC = {
 
 const infoFields = z.object({
   group_id: parsedField({ type: 'string', description: 'The group id, `<uuid>~<count>`.' }, (v) => {
-    if (typeof v !== 'string' || v === '') throw uploadError(400, 'GroupIdRequiredError', 'group_id is required.');
+    if (typeof v !== 'string' || v === '') throw uploadErrors.groupIdRequired();
     return v;
   }),
 });
@@ -101,7 +102,7 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
         // Entries are read after the credentials check: a stranger's malformed list gets the 403.
         run: async (project) => {
           const refs = uploadInput(createFields, { 'files[]': fileEntries(fileEntries(body).length > 0 ? body : query) })['files[]'];
-          const g = await groups.create(project.id, refs, () => uploadError(400, 'GroupFilesNotFoundError', 'Some files not found.'));
+          const g = await groups.create(project.id, refs, uploadErrors.groupFilesNotFound);
           return uploadGroupJson(g, await groups.entries(g), ctx.bases);
         },
       });
@@ -113,7 +114,7 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
       const found = await requireProject(ctx, params, 'other');
       const { group_id: id } = uploadFieldsOf(infoFields, params, ctx.config.sdkAliases);
       const g = await groups.find(found.project.id, id);
-      if (!g) throw uploadError(404, 'GroupNotFoundError', 'group_id is invalid.');
+      if (!g) throw uploadErrors.groupNotFound();
       return uploadGroupJson(g, await groups.entries(g), ctx.bases);
     };
     uploadRoute(app, INFO_SPEC, async (req, reply) => sendJson(reply, 200, await info(req)));
@@ -152,11 +153,11 @@ function fileEntries(pairs: Pairs): string[] {
 }
 
 function fileRefs(entries: string[]): FileRef[] {
-  if (entries.length === 0) throw uploadError(400, 'GroupFilesInvalidError', 'No files[N] parameters found.');
-  if (entries.length > MAX_GROUP_FILES) throw uploadError(400, 'FilesNumberLimitExceededError', 'There are too many files.');
+  if (entries.length === 0) throw uploadErrors.groupFilesMissing();
+  if (entries.length > MAX_GROUP_FILES) throw uploadErrors.groupTooManyFiles();
   return entries.map((e) => {
     const ref = parseFileRef(e);
-    if (!ref) throw uploadError(400, 'GroupFileURLParsingFailedError', `This is not valid file url: ${e}.`);
+    if (!ref) throw uploadErrors.groupFileUrlInvalid(e);
     return ref;
   });
 }

@@ -7,6 +7,7 @@
  * and the output size of the last operation.
  */
 import { AppError } from '../core/errors.js';
+import { imageErrors } from '../core/error-catalogue/media.js';
 
 /** Processable input resolution; larger images can only be delivered as they are. */
 export const MAX_INPUT_PIXELS = 75_000_000;
@@ -63,12 +64,10 @@ export const VIDEO_TIMEOUT_MS = 60_000;
 export function checkInputHeader(dims: { width?: number | undefined; height?: number | undefined }): void {
   const { width, height } = dims;
   if (!width || !height || width < 1 || height < 1 || !Number.isFinite(width) || !Number.isFinite(height)) {
-    throw new AppError(400, 'InvalidImage', 'Not supported for files that are not images: no image dimensions found.');
+    throw imageErrors.noDimensions();
   }
   if (width * height > MAX_INPUT_PIXELS) {
-    throw new AppError(
-      400,
-      'ImageTooLarge',
+    throw imageErrors.tooLarge(
       `Image is ${width}x${height} (${Math.round((width * height) / 1e6)} Mpx), above the ${MAX_INPUT_PIXELS / 1e6} Mpx processing limit; it can only be delivered as is.`,
     );
   }
@@ -81,9 +80,7 @@ export function outputCap(explicitJpeg: boolean): { width: number; height: numbe
 export function checkOutput(width: number, height: number, explicitJpeg: boolean): void {
   const cap = outputCap(explicitJpeg);
   if (width > cap.width || height > cap.height) {
-    throw new AppError(
-      400,
-      'OutputTooLarge',
+    throw imageErrors.outputTooLarge(
       `Output dimensions ${width}x${height} exceed the ${cap.width}x${cap.height} limit${explicitJpeg ? ' for explicit jpeg' : ' (5000x5000 with -/format/jpeg/)'}.`,
     );
   }
@@ -94,7 +91,7 @@ const mpx = (pixels: number): string => `${Math.round(pixels / 1e6)} Mpx`;
 /** Refuses from the plan alone a size an operation asks for that no intermediate may have. */
 export function checkRequestedSize(op: string, width: number, height: number): void {
   if (width * height > MAX_INTERMEDIATE_PIXELS) {
-    throw new AppError(400, 'InvalidOperation',
+    throw imageErrors.invalidOperation(
       `Invalid operation "${op}": ${width}x${height} (${mpx(width * height)}) is above the ${mpx(MAX_INTERMEDIATE_PIXELS)} limit for any image being processed.`);
   }
 }
@@ -102,19 +99,19 @@ export function checkRequestedSize(op: string, width: number, height: number): v
 /** Refuses a stage that would hold more than MAX_INTERMEDIATE_PIXELS, before any of its pixels exist. */
 export function checkIntermediate(width: number, height: number): void {
   if (width * height > MAX_INTERMEDIATE_PIXELS) {
-    throw new AppError(400, 'ImageTooLarge',
+    throw imageErrors.tooLarge(
       `An operation would make a ${width}x${height} image (${mpx(width * height)}), above the ${mpx(MAX_INTERMEDIATE_PIXELS)} processing limit.`);
   }
 }
 
 export function checkChainLength(count: number): void {
   if (count > MAX_OPERATIONS) {
-    throw new AppError(400, 'InvalidOperation', `Too many operations: ${count}, at most ${MAX_OPERATIONS} in one URL.`);
+    throw imageErrors.invalidOperation(`Too many operations: ${count}, at most ${MAX_OPERATIONS} in one URL.`);
   }
 }
 
 export function renderTimeout(ms: number): AppError {
-  return new AppError(400, 'ProcessingTimeout', `Processing this image took longer than the ${ms / 1000} s limit; use fewer or smaller operations.`);
+  return imageErrors.timeout(`Processing this image took longer than the ${ms / 1000} s limit; use fewer or smaller operations.`);
 }
 
 /** The time left to one render; every sharp pipeline of it gets the remainder as its timeout. */

@@ -8,11 +8,11 @@
  * `inline` (which only changes a header): it is the cache key and ETag input of a rendition (the
  * delivery feature adds the negotiated format for `format/auto`, see negotiateFormat in render.ts).
  */
-import { AppError } from '../core/errors.js';
 import { lookup } from './operations/index.js';
 import { bad } from './pipeline/params.js';
 import { isVideoFormat } from './operations/output.js';
 import { checkChainLength } from './limits.js';
+import { imageErrors } from '../core/error-catalogue/media.js';
 
 export interface PlanStep { name: string; args: unknown; params: string[] }
 
@@ -41,7 +41,7 @@ export function parsePlan(segments: string[]): Plan {
   for (const { name, params } of raw) {
     if (name.startsWith('@')) continue; // client library tags such as -/@clib/blocks/1.2.3/uc-img/
     const op = lookup(name);
-    if (!op) throw new AppError(400, 'UnknownOperation', `Unknown operation "${name}".`);
+    if (!op) throw imageErrors.unknownOperation(name);
     parsed.push({ name, args: op.parse(params), params });
   }
   return planOf(parsed);
@@ -99,7 +99,7 @@ function splitOps(segments: string[]): { name: string; params: string[] }[] {
     const seg = segments[i]!;
     if (seg === '-') {
       const name = segments[i + 1];
-      if (name === undefined || name === '-') throw new AppError(400, 'InvalidOperation', 'Empty operation after "-/".');
+      if (name === undefined || name === '-') throw imageErrors.invalidOperation('Empty operation after "-/".');
       cur = { name: name.startsWith('@') ? name : name.toLowerCase(), params: [] };
       out.push(cur);
       i++;
@@ -109,7 +109,7 @@ function splitOps(segments: string[]): { name: string; params: string[] }[] {
       cur = { name: seg.toLowerCase(), params: [] };
       out.push(cur);
     } else {
-      throw new AppError(400, 'InvalidOperation', `Expected "-/" before operation "${seg}".`);
+      throw imageErrors.invalidOperation(`Expected "-/" before operation "${seg}".`);
     }
   }
   return out;

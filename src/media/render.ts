@@ -17,7 +17,7 @@
  * gif2video (ffmpeg), SVG served as SVG (attributes rewritten, see pipeline/svg.ts), and the raster
  * pipeline above.
  */
-import { AppError, isAppError } from '../core/errors.js';
+import { isAppError } from '../core/errors.js';
 import type { Plan } from './plan.js';
 import { lookup } from './operations/index.js';
 import { preview } from './operations/geometry.js';
@@ -32,6 +32,7 @@ import { imageJson } from './pipeline/info.js';
 import { mainColorsOf } from './detect/pool.js';
 import { rgbOf } from './detect/sample.js';
 import { detectionKey } from './detect/cache.js';
+import { imageErrors } from '../core/error-catalogue/media.js';
 
 export type RenderSource = SourceFile;
 export interface RenderContext {
@@ -193,7 +194,7 @@ async function svgAsSvg(source: RenderSource, plan: Plan, deadline: Deadline): P
 
 async function loadOverlay(job: Job, uuid: string): Promise<LoadedImage> {
   const src = uuid === 'self' ? job.source : await job.ctx.loadOverlay(uuid);
-  if (!src) throw new AppError(400, 'InvalidOperation', `Invalid operation "overlay": file ${uuid} not found or not an image.`);
+  if (!src) throw imageErrors.badOperation('overlay', `file ${uuid} not found or not an image`);
   return openSource(src, { autorotate: true, ignoreIcc: false, timeoutMs: job.deadline.remainingMs() });
 }
 
@@ -211,5 +212,5 @@ function asClientError(e: unknown, deadline: Deadline): unknown {
     // Programming errors in our code: keep the 500, but decoder RangeErrors on bad data are 400.
     if (!/input|image|buffer|pixel|offset|bounds/i.test(err.message)) return e;
   }
-  return new AppError(400, 'InvalidImage', `Cannot process this image: ${String(err?.message ?? e).split('\n')[0]}`);
+  return imageErrors.invalid(`Cannot process this image: ${String(err?.message ?? e).split('\n')[0]}`);
 }

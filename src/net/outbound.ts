@@ -16,7 +16,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../core/errors.js';
 import { AddressPolicy, parseAddress, parseAllowList } from './address-policy.js';
-import { downloadErrors, urlErrors } from './errors.js';
+import { downloadErrors, urlErrors } from '../core/error-catalogue/download.js';
 import { headerValue, mapError, wrapResponse, type OutboundResponse } from './response.js';
 import { parseOutboundUrl, unbracket } from './url-syntax.js';
 

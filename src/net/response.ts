@@ -4,7 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { AppError } from '../core/errors.js';
-import { downloadErrors } from './errors.js';
+import { downloadErrors } from '../core/error-catalogue/download.js';
 
 export interface OutboundResponse {
   status: number;

@@ -5,7 +5,7 @@
  * WHATWG URL parsing is lenient (`http:///x` becomes host `x`, `http:example.com` gets a host), so
  * the authority is also read from the raw text: a URL only has a host when it says `scheme://host`.
  */
-import { urlErrors } from './errors.js';
+import { urlErrors } from '../core/error-catalogue/download.js';
 
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 const AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/\\?#]*)/i;

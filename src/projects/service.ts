@@ -4,6 +4,8 @@ import { nowUs } from '../core/time.js';
 import type { ProjectPatch, ProjectRepo, ProjectRow, SecretKeyRow } from './repo.js';
 import { AppError } from '../core/errors.js';
 import { aclFor, mintCdnToken } from '../auth/cdn-token.js';
+import { adminErrors } from '../core/error-catalogue/admin.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export type { ProjectPatch, ProjectRow, SecretKeyRow };
 
@@ -40,11 +42,11 @@ export class ProjectService {
 
   async create(opts: { name: string; autostore?: boolean; signedUploads?: boolean; pubKey?: string; secretKey?: string }): Promise<CreatedProject> {
     const name = opts.name.trim();
-    if (!name) throw new AppError(400, 'InvalidName', 'project name must not be empty');
+    if (!name) throw adminErrors.projectNameEmpty();
     const pubKey = opts.pubKey ?? randomHex(10);
     const secretKey = opts.secretKey ?? randomHex(20);
-    if (!/^[A-Za-z0-9_-]{4,64}$/.test(pubKey)) throw new AppError(400, 'InvalidKey', 'public key must be 4-64 characters of A-Z a-z 0-9 _ -');
-    if (!/^[A-Za-z0-9_-]{16,128}$/.test(secretKey)) throw new AppError(400, 'InvalidKey', 'secret key must be 16-128 characters of A-Z a-z 0-9 _ -');
+    if (!/^[A-Za-z0-9_-]{4,64}$/.test(pubKey)) throw adminErrors.publicKeyInvalid();
+    if (!/^[A-Za-z0-9_-]{16,128}$/.test(secretKey)) throw adminErrors.secretKeyInvalid();
     const project = await this.repo.insert(
       { name, pubKey, autostore: opts.autostore ?? true, signedUploads: opts.signedUploads ?? false, createdUs: nowUs() },
       secretKey,
@@ -100,7 +102,7 @@ export class ProjectService {
 
   async require(pubKey: string): Promise<ProjectRow> {
     const found = await this.repo.byPubKey(pubKey);
-    if (!found) throw new AppError(404, 'ProjectNotFound', `no project with public key ${pubKey}`);
+    if (!found) throw adminErrors.projectNotFound(pubKey);
     return found;
   }
 
@@ -117,9 +119,9 @@ export class ProjectService {
   async revokeSecret(pubKey: string, keyId: number): Promise<void> {
     const project = await this.require(pubKey);
     const active = await this.repo.secrets(project.id);
-    if (!active.some((k) => k.id === keyId)) throw new AppError(404, 'KeyNotFound', `no active secret key ${keyId} in project ${pubKey}`);
+    if (!active.some((k) => k.id === keyId)) throw adminErrors.keyNotFound(keyId, pubKey);
     // A project must keep one way in: refuse to revoke its last key.
-    if (active.length === 1) throw new AppError(400, 'LastKey', 'cannot revoke the last active secret key; add another first');
+    if (active.length === 1) throw adminErrors.lastKey();
     await this.repo.revokeSecret(project.id, keyId, nowUs());
     this.cache.delete(pubKey);
   }
@@ -152,7 +154,7 @@ export class ProjectService {
    */
   async mintCdnToken(projectId: number, cdnBase: string, opts: { path: string; ttlS: number; wildcard?: boolean; exactUrl?: boolean; now?: number }): Promise<MintedCdnToken> {
     const project = await this.byId(projectId);
-    if (!project) throw new AppError(404, 'NotFound', 'Not found.');
+    if (!project) throw restErrors.notFound();
     const key = project.cdnSecret ?? (await this.repo.ensureCdnSecret(project.id, randomHex(32)));
     const expire = Math.floor((opts.now ?? Date.now()) / 1000) + opts.ttlS;
     const path = cdnPathOf(opts.path, cdnBase);
@@ -188,6 +190,6 @@ function cdnPathOf(input: string, cdnBase: string): string {
   if (p.startsWith(cdnBase)) p = p.slice(cdnBase.length);
   else if (/^https?:\/\//i.test(p)) p = new URL(p).pathname;
   p = p.split('?')[0] ?? '';
-  if (!/^\/?[0-9a-fA-F-]{36}(~\d+)?(\/|$)/.test(p)) throw new AppError(400, 'InvalidPath', 'path must be a CDN path starting with a file UUID or group id, or a CDN URL');
+  if (!/^\/?[0-9a-fA-F-]{36}(~\d+)?(\/|$)/.test(p)) throw adminErrors.purgePathInvalid();
   return p.startsWith('/') ? p : `/${p}`;
 }

@@ -3,7 +3,7 @@
  * sends and reads, Upload-Metadata and Upload-Checksum parsing, and the protocol's errors. Pure.
  */
 import crypto from 'node:crypto';
-import { uploadError } from '../http/upload/errors.js';
+import { tusCatalogue } from '../core/error-catalogue/tus.js';
 
 export const TUS_VERSION = '1.0.0';
 export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,expiration,checksum';
@@ -20,23 +20,12 @@ export const ALLOWED_HEADERS =
   'Authorization, Origin, X-Requested-With, X-Request-ID, X-HTTP-Method-Override, Content-Type, Upload-Length, Upload-Offset, Tus-Resumable, Upload-Metadata, Upload-Defer-Length, Upload-Concat, Upload-Checksum, X-UC-User-Agent';
 export const ALLOWED_METHODS = 'POST, GET, HEAD, PATCH, DELETE, OPTIONS';
 
+/** The catalogue's tus errors, with this protocol's constants bound. */
 export const tusErrors = {
-  version: () => uploadError(412, 'TusVersionUnsupportedError', `Tus-Resumable ${TUS_VERSION} is required.`, { 'tus-version': TUS_VERSION }),
-  notFound: () => uploadError(404, 'TusUploadNotFoundError', 'Upload not found.'),
-  expired: () => uploadError(410, 'TusUploadExpiredError', 'Upload expired.'),
-  offset: (expected: number) => uploadError(409, 'TusOffsetMismatchError', `Upload-Offset does not match the upload's offset (${expected}).`),
-  contentType: () => uploadError(415, 'TusContentTypeError', `Content-Type must be ${CHUNK_CONTENT_TYPE}.`),
-  lengthRequired: () => uploadError(400, 'TusUploadLengthRequiredError', 'Upload-Length is required (Upload-Defer-Length is not supported).'),
-  badHeader: (name: string) => uploadError(400, 'TusHeaderInvalidError', `${name} is invalid.`),
-  tooLarge: () => uploadError(413, 'TusUploadTooLargeError', 'The upload is larger than the size limit (Tus-Max-Size).'),
-  pastLength: () => uploadError(413, 'TusUploadTooLargeError', "The chunk goes past the upload's Upload-Length."),
-  projectLimit: () => uploadError(413, 'TusProjectLimitExceededError', "The project's unfinished tus uploads would exceed their total size limit."),
-  clientLimit: () =>
-    uploadError(413, 'TusClientLimitExceededError', "Your unfinished tus uploads to this project would exceed the total size one client may reserve: finish or terminate some first."),
-  checksumAlgorithm: () => uploadError(400, 'TusChecksumAlgorithmUnsupportedError', `Upload-Checksum algorithm must be one of ${CHECKSUM_ALGORITHMS.join(', ')}.`),
-  checksumMismatch: () => uploadError(460, 'TusChecksumMismatchError', 'Checksum mismatch: the chunk was discarded.'),
-  locked: () => uploadError(423, 'TusUploadLockedError', 'Another request is writing this upload. Try again later.', { 'retry-after': '1' }),
-  incomplete: () => uploadError(409, 'TusUploadIncompleteError', 'The upload is not complete yet.'),
+  ...tusCatalogue,
+  version: () => tusCatalogue.version(TUS_VERSION),
+  contentType: () => tusCatalogue.contentType(CHUNK_CONTENT_TYPE),
+  checksumAlgorithm: () => tusCatalogue.checksumAlgorithm(CHECKSUM_ALGORITHMS),
 };
 
 export function checkVersion(value: string | string[] | undefined): void {

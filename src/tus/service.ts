@@ -8,17 +8,18 @@ import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import { digestsLaterFor } from '../blobs/digest.js';
-import { AppError, isAppError } from '../core/errors.js';
+import { isAppError } from '../core/errors.js';
 import { fileBlobKey, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { nowUs } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import type { ProjectRow } from '../projects/service.js';
-import { freeBytes, INSUFFICIENT_STORAGE_MESSAGE } from '../http/common/disk-space.js';
+import { freeBytes } from '../http/common/disk-space.js';
 import { uuidInKey } from '../blobs/sweep.js';
 import { checksumMatches, tusErrors, type ExpectedChecksum } from './protocol.js';
 import { TusRepo, type TusRow } from './repo.js';
 import { TusStaging, type ChunkWriter } from './staging.js';
 import { UploadLocks } from './locks.js';
+import { commonErrors } from '../core/error-catalogue/common.js';
 
 /** Without a checksum, received bytes become durable (fsync, then the offset) every this many. */
 export const CHECKPOINT_BYTES = 8 * 1024 * 1024;
@@ -51,7 +52,7 @@ export interface UploadState {
   file: FileRecord | null;
 }
 
-const outOfSpace = () => new AppError(507, 'InsufficientStorageError', INSUFFICIENT_STORAGE_MESSAGE, { 'retry-after': '60' });
+const outOfSpace = commonErrors.insufficientStorage;
 
 export class TusService {
   private readonly repo: TusRepo;
@@ -198,7 +199,7 @@ export class TusService {
     if (!row) throw tusErrors.notFound();
     if (row.state !== 'done') throw tusErrors.incomplete();
     const file = await this.ctx.files.find(Number(row.project_id), row.file_uuid);
-    if (!file) throw new AppError(404, 'FileNotFoundError', 'File not found.');
+    if (!file) throw tusErrors.fileNotFound();
     return file;
   }
 

@@ -4,8 +4,9 @@
  * Multipart bodies here carry fields only; a file part is refused rather than buffered.
  */
 import type { FastifyRequest } from 'fastify';
-import { mapMultipartError, uploadError } from '../http/upload/errors.js';
+import { mapMultipartError } from '../http/upload/errors.js';
 import { checkNoNulls, queryParams, type Params } from '../http/upload/params.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 export async function requestParams(req: FastifyRequest): Promise<Params> {
   const params = queryParams(req.query);
@@ -14,7 +15,7 @@ export async function requestParams(req: FastifyRequest): Promise<Params> {
       for await (const part of req.parts()) {
         if (part.type === 'file') {
           part.file.resume();
-          throw uploadError(400, 'UploadViewsError', 'Upload request processing failed.');
+          throw uploadErrors.requestProcessingFailed();
         }
         if (typeof part.value === 'string') params.set(part.fieldname, part.value);
       }

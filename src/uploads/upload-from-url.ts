@@ -7,13 +7,14 @@ import { requestParams } from './request-params.js';
 import type { FromUrlTasks, TaskRow } from './from-url/tasks.js';
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson, type UploadInfoJson } from '../core/file-json.js';
-import { uploadError } from '../http/upload/errors.js';
 import type { Params } from '../http/upload/params.js';
 import { flagField, newFileFields, newFileOf, uploadFieldsOf } from '../http/upload/fields.js';
 import { checked, parsedField } from '../http/common/route.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { jsonObject, uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
+import { urlErrors } from '../core/error-catalogue/download.js';
 
 const MAX_URL_CHARS = 8192;
 
@@ -27,8 +28,8 @@ const { pub_key, signature, expire, jsonerrors } = uploadFieldDocs;
 const fromUrlFields = z.object({
   source_url: parsedField({ type: 'string', maxLength: MAX_URL_CHARS, description: 'The http(s) URL to fetch (public addresses only).' }, (v) => {
     const url = typeof v === 'string' ? v.trim() : '';
-    if (!url) throw uploadError(400, 'SourceURLRequiredError', 'source_url is required.');
-    if (url.length > MAX_URL_CHARS) throw uploadError(400, 'URLParsingFailedError', 'Failed to parse URL.');
+    if (!url) throw uploadErrors.sourceUrlRequired();
+    if (url.length > MAX_URL_CHARS) throw urlErrors.parsingFailed();
     return url;
   }),
   ...newFileFields,
@@ -63,7 +64,7 @@ const STATUS_SPEC = {
   security: [],
   query: z.object({
     token: checked(z.string().optional(), (v) => {
-      if (!v) throw uploadError(400, 'TokenRequiredError', 'token is required.');
+      if (!v) throw uploadErrors.tokenRequired();
       return v;
     }).meta({ description: 'The token `/from_url/` answered.' }),
     jsonerrors,

@@ -9,9 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { checked, uuidText } from '../http/common/route.js';
-import { uploadError } from '../http/upload/errors.js';
 import { uploadRoute } from '../http/upload/route.js';
 import { notFound, type MultipartService } from './multipart/service.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 // The URL's signature is the credential: no public key. Checked by the handler (404 / 403 order).
 const PART_SPEC = {
@@ -35,7 +35,7 @@ const PART_SPEC = {
   responses: { 200: { description: 'Stored (ETag: derived from the upload, part number and size; not the part\'s MD5).' }, 404: { description: 'No such upload or part.' }, 413: { description: 'Larger than part_size.' } },
 } as const;
 
-const partTooLarge = () => uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.');
+const partTooLarge = uploadErrors.requestTooLarge;
 
 export function multipartPartRoute(_ctx: AppContext, service: MultipartService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -48,7 +48,7 @@ export function multipartPartRoute(_ctx: AppContext, service: MultipartService) 
     uploadRoute(app, PART_SPEC, async (req, reply, { params, query }) => {
       const { uuid, part } = params;
       const ok = await service.store.verifyPartUrl(uuid, part, query.expires, query.sig);
-      if (!ok) throw uploadError(403, 'SignatureInvalidError', 'Invalid or expired part URL signature.');
+      if (!ok) throw uploadErrors.partSignatureInvalid();
       const upload = await service.openUpload(uuid);
       if (part > Number(upload.parts)) throw notFound();
       // Every part but the last is exactly part_size; nothing larger is ever accepted.

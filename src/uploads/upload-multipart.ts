@@ -7,17 +7,17 @@ import { requestParams } from './request-params.js';
 import { MAX_PART_BYTES, MIN_FILE_BYTES, MIN_PART_BYTES, type MultipartService } from './multipart/service.js';
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson } from '../core/file-json.js';
-import { uploadError } from '../http/upload/errors.js';
 import { requireProject, type Params } from '../http/upload/params.js';
 import { newFileFields, newFileOf, uploadFieldsOf } from '../http/upload/fields.js';
 import { checked, parsedField } from '../http/common/route.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
+import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 const { UPLOADCARE_PUB_KEY, signature, expire, jsonerrors } = uploadFieldDocs;
 
-const required = (name: string) => uploadError(400, 'RequestParamRequiredError', `${name} is required.`);
+const required = uploadErrors.paramRequired;
 
 /** An integer field: undefined when absent or empty, `invalid` when not digits. */
 function intOf(v: unknown, invalid: () => Error): number | undefined {
@@ -43,19 +43,19 @@ const startFields = (maxUploadBytes: number) =>
   z.object({
     filename: requiredText('filename', 'Name of the file.'),
     size: parsedField({ type: 'integer', minimum: MIN_FILE_BYTES, description: `Size in bytes (at least ${MIN_FILE_BYTES}).` }, (v) => {
-      const size = intOf(v, () => uploadError(400, 'MultipartSizeInvalidError', 'size should be integer.'));
+      const size = intOf(v, uploadErrors.multipartSizeInvalid);
       if (size === undefined) throw required('size');
       if (size < MIN_FILE_BYTES) {
-        throw uploadError(400, 'MultipartFileSizeTooSmallError', `File size can not be less than ${MIN_FILE_BYTES} bytes. Please use direct upload instead of multipart.`);
+        throw uploadErrors.multipartFileTooSmall(MIN_FILE_BYTES);
       }
-      if (size > maxUploadBytes) throw uploadError(400, 'MultipartFileSizeLimitExceededError', 'File size exceeds project limit.');
+      if (size > maxUploadBytes) throw uploadErrors.multipartFileTooLarge();
       return size;
     }),
     content_type: requiredText('content_type', 'MIME type of the file.'),
     part_size: checked(z.string().optional(), (v) => {
-      const partSize = intOf(v, () => uploadError(400, 'MultipartPartSizeInvalidError', 'Multipart Upload Part Size should be an integer.')) ?? MIN_PART_BYTES;
-      if (partSize < MIN_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooSmallError', `Multipart Upload Part Size can not be less than ${MIN_PART_BYTES} bytes.`);
-      if (partSize > MAX_PART_BYTES) throw uploadError(400, 'MultipartPartSizeTooBigError', `Multipart Upload Part Size can not be more than ${MAX_PART_BYTES} bytes.`);
+      const partSize = intOf(v, uploadErrors.partSizeInvalid) ?? MIN_PART_BYTES;
+      if (partSize < MIN_PART_BYTES) throw uploadErrors.partSizeTooSmall(MIN_PART_BYTES);
+      if (partSize > MAX_PART_BYTES) throw uploadErrors.partSizeTooBig(MAX_PART_BYTES);
       return partSize;
     }).meta({ type: 'integer', minimum: MIN_PART_BYTES, maximum: MAX_PART_BYTES, description: `Bytes per part, ${MIN_PART_BYTES} to ${MAX_PART_BYTES} (default ${MIN_PART_BYTES}).` }),
     ...newFileFields,
@@ -64,9 +64,9 @@ const startFields = (maxUploadBytes: number) =>
 /** /multipart/complete/'s field, validated after the key is judged. */
 const completeFields = z.object({
   uuid: parsedField({ type: 'string', format: 'uuid', description: 'The UUID `/multipart/start/` answered.' }, (v) => {
-    if (typeof v !== 'string' || v === '') throw uploadError(400, 'MultipartFileIdRequiredError', 'uuid is required.');
+    if (typeof v !== 'string' || v === '') throw uploadErrors.multipartIdRequired();
     const uuid = parseUuid(v);
-    if (!uuid) throw uploadError(400, 'UUIDInvalidError', 'uuid is invalid.');
+    if (!uuid) throw uploadErrors.multipartIdInvalid();
     return uuid;
   }),
 });

@@ -6,11 +6,12 @@
  */
 import { z } from 'zod';
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
-import { AppError, BodyError } from '../core/errors.js';
+import { AppError } from '../core/errors.js';
 import { parsedField, type InputIssue } from '../http/common/route.js';
 import { drfFieldErrors } from '../http/rest/route.js';
 import { FILE_EVENTS } from '../jobs/file-events.js';
 import type { SubscriptionPatch } from './repo.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 export const PAYLOAD_VERSIONS = ['0.7'] as const;
 const MAX_TARGET_URL = 255;
@@ -21,7 +22,7 @@ const MISSING = 'MissingField';
 /** C0 controls and DEL: PostgreSQL text refuses NUL outright, and none belongs in a URL or a secret. */
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
-const invalidField = (message: string) => new AppError(400, 'BadRequest', message);
+const invalidField = restErrors.invalid;
 
 function absent(v: unknown): boolean {
   return v === undefined || v === null || v === '';
@@ -83,7 +84,7 @@ const optional = <T>(name: keyof typeof docs, parse: (v: unknown) => T) => parse
 /** A required field: absent, null or empty answers `` `name` is missing.``. */
 const required = <T>(name: keyof typeof docs, parse: (v: unknown) => T) =>
   parsedField(docs[name], (v) => {
-    if (absent(v)) throw new AppError(400, MISSING, `\`${name}\` is missing.`);
+    if (absent(v)) throw restErrors.missingField(name);
     return parse(v);
   });
 
@@ -128,6 +129,6 @@ export const unsubscribeBody = z
 /** A missing required field answers its `{"detail": …}` alone; otherwise every bad field at once. */
 export function subscriptionInvalid(issues: readonly InputIssue[]): AppError {
   const missing = issues.find((i) => i.code === MISSING);
-  if (missing) return new BodyError(400, 'BadRequest', { detail: missing.message });
+  if (missing) return restErrors.fieldErrors({ detail: missing.message });
   return drfFieldErrors(issues.filter((i) => i.code !== MISSING));
 }

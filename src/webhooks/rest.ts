@@ -7,7 +7,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { AppError } from '../core/errors.js';
 import type { AppContext } from '../context.js';
 import { deliveryJson, subscriptionJson } from './json.js';
 import type { WebhookService } from './service.js';
@@ -16,9 +15,10 @@ import { checked } from '../http/common/route.js';
 import { queryOf, queryParam } from '../http/rest/query.js';
 import { notFoundAnswer, restErrorJson, restInput, restRoute } from '../http/rest/route.js';
 import { createBody, subscriptionInvalid, unsubscribeBody, updateBody } from './rest-input.js';
+import { restErrors } from '../core/error-catalogue/rest.js';
 
 const DUPLICATE = { non_field_errors: ['This project is already subscribed on this event'] };
-const notFound = () => new AppError(404, 'NotFound', 'Not found.');
+const notFound = restErrors.notFound;
 const WEBHOOKS = ['Webhooks'];
 
 // Not a webhook id: not found, before the body is read.
@@ -63,7 +63,7 @@ const deliverySchema = z.object({
 const deliveriesQuery = z.object({
   limit: queryParam.limit(100, 1000),
   before: checked(z.string().optional(), (v) => {
-    if (v !== undefined && !/^\d{1,15}$/.test(v)) throw new AppError(400, 'BadRequest', '`before` must be a delivery id.');
+    if (v !== undefined && !/^\d{1,15}$/.test(v)) throw restErrors.beforeNotDeliveryId();
     return v === undefined ? null : Number(v);
   }).meta({ type: 'integer', description: "The `next` link's delivery id: older attempts." }),
 });

@@ -17,8 +17,9 @@ import type { ObjectCannedACL, S3Client } from '@aws-sdk/client-s3';
 import { AppError } from '../../core/errors.js';
 import { AddressPolicy, parseAddress, parseAllowList } from '../../net/address-policy.js';
 import type { CustomStorage } from './repo.js';
+import { restErrors } from '../../core/error-catalogue/rest.js';
 
-const refused = () => new AppError(400, 'BadRequest', 'The storage endpoint resolves to an address outside the outbound policy (see STOWAGE_OUTBOUND_ALLOW).');
+const refused = restErrors.copyEndpointRefused;
 
 function guardedLookup(policy: AddressPolicy): LookupFunction {
   return ((hostname: string, options: dns.LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void) => {
@@ -95,5 +96,5 @@ export class StorageWriter {
 function asStorageError(err: unknown): unknown {
   if (err instanceof AppError) return err;
   const e = err as { name?: string; message?: string; code?: string };
-  return new AppError(502, 'StorageError', `Could not write to the storage: ${e.name ?? e.code ?? 'error'}${e.message ? ` (${e.message.split('\n')[0]})` : ''}.`);
+  return restErrors.copyStorageWriteFailed(`${e.name ?? e.code ?? 'error'}${e.message ? ` (${e.message.split('\n')[0]})` : ''}`);
 }

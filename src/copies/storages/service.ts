@@ -4,10 +4,10 @@
  * configuration; credentials are kept in the metadata store like the project's secret keys.
  */
 import type { Db } from '../../db/connect.js';
-import { AppError } from '../../core/errors.js';
 import { nowUs } from '../../core/time.js';
 import { validatePattern } from '../pattern.js';
 import { StorageRepo, type CustomStorage, type NewStorage } from './repo.js';
+import { adminErrors } from '../../core/error-catalogue/admin.js';
 
 export type { CustomStorage, NewStorage };
 
@@ -19,12 +19,12 @@ export class StorageService {
   }
 
   async add(s: NewStorage): Promise<CustomStorage> {
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(s.name)) throw new AppError(400, 'InvalidName', 'storage name must be 1-64 characters of A-Z a-z 0-9 _ . -');
-    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s.bucket)) throw new AppError(400, 'InvalidBucket', 'bucket must be a valid S3 bucket name');
-    if (s.endpoint !== null && !/^https?:\/\/[^/\s]+\/?$/.test(s.endpoint)) throw new AppError(400, 'InvalidEndpoint', 'endpoint must be an http(s) URL without a path, e.g. https://s3.example.com');
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(s.name)) throw adminErrors.storageNameInvalid();
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s.bucket)) throw adminErrors.storageBucketInvalid();
+    if (s.endpoint !== null && !/^https?:\/\/[^/\s]+\/?$/.test(s.endpoint)) throw adminErrors.storageEndpointInvalid();
     validatePattern(s.pattern);
     const existing = await this.repo.byName(s.projectId, s.name);
-    if (existing) throw new AppError(409, 'StorageExists', `the project already has a storage named ${s.name}`);
+    if (existing) throw adminErrors.storageExists(s.name);
     await this.repo.insert(s, nowUs());
     return (await this.repo.byName(s.projectId, s.name)) as CustomStorage;
   }

@@ -6,8 +6,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { AppContext } from '../../context.js';
-import { AppError } from '../../core/errors.js';
 import { checkCdnToken } from '../../auth/cdn-token.js';
+import { cdnErrors } from '../../core/error-catalogue/media.js';
 
 export async function requireCdnAccess(ctx: AppContext, req: IncomingMessage, projectId: number): Promise<void> {
   const policy = await ctx.projects.cdnPolicy(projectId);
@@ -20,7 +20,7 @@ export async function requireCdnAccess(ctx: AppContext, req: IncomingMessage, pr
   const check = policy.key
     ? checkCdnToken(policy.key, token, { path, url: `${ctx.bases.cdn}${path}` }, Math.floor(Date.now() / 1000))
     : { ok: false as const, reason: 'This project has no CDN signing key.' };
-  if (!check.ok) throw new AppError(403, 'CdnTokenInvalid', check.reason, { 'cache-control': 'no-store' });
+  if (!check.ok) throw cdnErrors.tokenInvalid(check.reason);
 }
 
 /**

@@ -16,14 +16,14 @@ import { AppError } from '../../core/errors.js';
 import { parseUuid } from '../../core/ids.js';
 import { parsePlan } from '../../media/plan.js';
 import type { CdnRequest, GroupView } from '../../feature.js';
+import { cdnErrors } from '../../core/error-catalogue/media.js';
 
 const PCHAR = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
 const GROUP_ID = /^([0-9a-fA-F-]{36})~(\d{1,4})$/;
-const notFound = (message = 'Not found') => new AppError(404, 'NotFound', message);
-const badUrl = (message: string) => new AppError(400, 'InvalidUrl', message);
+const badUrl = cdnErrors.invalidUrl;
 
 export function parseCdnPath(rawPath: string): CdnRequest {
-  if (!rawPath.startsWith('/')) throw notFound();
+  if (!rawPath.startsWith('/')) throw cdnErrors.notFoundBare();
   const segments = rawPath.split('/').filter((s) => s !== '');
   const head = segments.shift() ?? '';
   let filename: string | null = null;
@@ -35,11 +35,11 @@ export function parseCdnPath(rawPath: string): CdnRequest {
   const group = GROUP_ID.exec(head);
   if (group) {
     const uuid = parseUuid(group[1] ?? '');
-    if (!uuid) throw notFound();
+    if (!uuid) throw cdnErrors.notFoundBare();
     return { kind: 'group', groupId: `${uuid}~${Number(group[2])}`, view: groupView(segments.map(decode), filename), filename };
   }
   const uuid = parseUuid(head);
-  if (!uuid) throw notFound();
+  if (!uuid) throw cdnErrors.notFoundBare();
   const first = segments[0];
   if (first === 'document' || first === 'video') return { kind: 'conversion', uuid, conversion: first, path: `${uuid}/${segments.join('/')}/`, filename };
   return { kind: 'file', uuid, plan: parsePlan(segments.map(decode)), filename, written: segments };
@@ -48,16 +48,16 @@ export function parseCdnPath(rawPath: string): CdnRequest {
 function groupView(rest: string[], filename: string | null): GroupView {
   const [head, arg, ...ops] = rest;
   if (head === undefined) {
-    if (filename !== null) throw notFound('Not found.');
+    if (filename !== null) throw cdnErrors.notFound();
     return { kind: 'page' };
   }
   if (head === 'nth' && arg !== undefined) {
-    if (!/^\d{1,4}$/.test(arg)) throw notFound('No file with this index in the group.');
+    if (!/^\d{1,4}$/.test(arg)) throw cdnErrors.noGroupIndex();
     if (ops.length > 0 && ops[0] !== '-') throw badUrl('Operations after nth/<i>/ must start with "-/".');
     return { kind: 'nth', index: Number(arg), plan: parsePlan(ops) };
   }
   if (head === 'archive' && (arg === 'zip' || arg === 'tar') && ops.length === 0) return { kind: 'archive', format: arg };
-  throw notFound('Not found.');
+  throw cdnErrors.notFound();
 }
 
 function decode(segment: string): string {

@@ -10,9 +10,8 @@ import fsp from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { RequestRef } from './request-ref.js';
 import { AppError } from '../../core/errors.js';
+import { commonErrors } from '../../core/error-catalogue/common.js';
 
-export const INSUFFICIENT_STORAGE_MESSAGE = 'Insufficient storage: the server has no space left to store this. Try again later.';
-const RETRY_AFTER_S = '60';
 
 /** errno codes (local disk, quota), SQLite's and PostgreSQL's "disk full", and MinIO's. */
 const OUT_OF_SPACE_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL', '53100', 'XMinioStorageFull']);
@@ -43,7 +42,7 @@ export function isOutOfSpace(err: unknown): boolean {
 export function insufficientStorage(log: Logger, err: unknown, where: RequestRef): AppError {
   const e = err as ErrorLike;
   log.warn({ ...where, reason: String(e.code ?? e.name ?? 'full') }, 'out of storage space');
-  return new AppError(507, 'InsufficientStorageError', INSUFFICIENT_STORAGE_MESSAGE, { 'retry-after': RETRY_AFTER_S });
+  return commonErrors.insufficientStorage();
 }
 
 /** Bytes available to this (unprivileged) process in the file system holding `dir`. */

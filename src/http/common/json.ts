@@ -1,6 +1,6 @@
 /** JSON in and out without Fastify's defaults, which the official SDKs reject (charset suffix). */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
+import { commonErrors } from '../../core/error-catalogue/common.js';
 
 export function sendJson(reply: FastifyReply, status: number, body: unknown, contentType = 'application/json'): FastifyReply {
   return sendJsonBytes(reply, status, jsonBytes(body), contentType);
@@ -33,7 +33,7 @@ export function jsonBody(req: FastifyRequest): unknown {
   try {
     return JSON.parse(raw.toString('utf8')) as unknown;
   } catch {
-    throw new AppError(400, 'BadJson', 'Request body is not valid JSON.');
+    throw commonErrors.badJson();
   }
 }
 
@@ -47,5 +47,5 @@ export function formOrJsonBody(req: FastifyRequest): Record<string, unknown> {
   const parsed = jsonBody(req);
   if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
   // Not JSON-looking: try urlencoded anyway (some clients omit the content type).
-  throw new AppError(400, 'BadBody', 'Expected a JSON object or form-urlencoded body.');
+  throw commonErrors.badBody();
 }

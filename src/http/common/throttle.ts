@@ -4,11 +4,12 @@
  * in N seconds."}`, Upload `RequestThrottledError` (plain text or the jsonerrors envelope).
  */
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
 import type { AppContext } from '../../context.js';
 import type { Decision, RateLimiter } from '../../throttle/limiter.js';
 import { nodeLimiter } from '../../throttle/redis.js';
 import { sdkHeaderKey } from '../upload/params.js';
+import { restErrors } from '../../core/error-catalogue/rest.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 export function restLimiter(ctx: AppContext): RateLimiter {
   return nodeLimiter(ctx, 'rest', { perSec: ctx.config.rateRestPerSec, burst: ctx.config.rateRestBurst });
@@ -52,7 +53,7 @@ const restBucket = (projectId: number) => `rest:${projectId}`;
 
 function restDecision(d: Decision): void {
   if (!d.allowed) {
-    throw new AppError(429, 'Throttled', `Request was throttled. Expected available in ${d.retryAfterS} seconds.`, { 'retry-after': String(d.retryAfterS) });
+    throw restErrors.throttled(d.retryAfterS);
   }
 }
 
@@ -81,7 +82,7 @@ function isStream(v: object): boolean {
   return typeof (v as { pipe?: unknown }).pipe === 'function';
 }
 
-const throttled = (retryAfterS: number) => new AppError(429, 'RequestThrottledError', 'Request was throttled.', { 'retry-after': String(retryAfterS) });
+const throttled = uploadErrors.throttled;
 
 /**
  * Every request spends from its client address's bucket first (`req.ip`: the peer, or the

@@ -1,13 +1,13 @@
 /** Strict parsing of REST query parameters: a bad value is a 400 naming the parameter. */
-import { AppError } from '../../core/errors.js';
 import { parseBoolean, REST_API_BOOLEANS } from '../../core/booleans.js';
 import { parseDateToUs } from '../../core/time.js';
 import { z } from 'zod';
 import { checked } from '../common/route.js';
+import { restErrors } from '../../core/error-catalogue/rest.js';
 
 export type Query = Record<string, string | undefined>;
 
-const bad = (detail: string) => new AppError(400, 'BadRequest', detail);
+const bad = restErrors.invalid;
 
 export function queryOf(raw: unknown): Query {
   const out: Query = {};

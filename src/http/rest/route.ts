@@ -5,10 +5,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { AppError, BodyError } from '../../core/errors.js';
+import { AppError } from '../../core/errors.js';
 import { jsonBody } from '../common/json.js';
 import { fieldErrors, parseInput, registerRoute, type InputIssue, type ResponseDoc, type RouteHandler, type SecurityScheme, type SurfaceRouteSpec, type SurfaceInput } from '../common/route.js';
 import { queryOf } from './query.js';
+import { restErrors } from '../../core/error-catalogue/rest.js';
 
 /** Either REST scheme authorises a call. */
 export const REST_SECURITY: ReadonlyArray<readonly SecurityScheme[]> = [['uploadcareSimple'], ['uploadcareSignature']];
@@ -19,7 +20,7 @@ export const restErrorJson = z.object({ detail: z.string() }).meta({ description
 const surface: SurfaceInput = {
   query: (req) => queryOf(req.query),
   body: jsonBody,
-  invalid: (message) => new AppError(400, 'BadRequest', message),
+  invalid: restErrors.invalid,
 };
 
 /**
@@ -58,4 +59,4 @@ export const notFoundAnswer = (what: string): ResponseDoc => ({ description: `${
 export const restInput = <S extends z.ZodType>(schema: S, value: unknown): z.output<S> => parseInput(schema, value, surface);
 
 /** `invalid` for routes answering DRF-style `{"field": ["message"]}` with every bad field. */
-export const drfFieldErrors = (issues: readonly InputIssue[]): AppError => new BodyError(400, 'BadRequest', fieldErrors(issues));
+export const drfFieldErrors = (issues: readonly InputIssue[]): AppError => restErrors.fieldErrors(fieldErrors(issues));

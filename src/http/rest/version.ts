@@ -3,8 +3,8 @@
  * the server's preHandler; routes and response shapers read `req.apiVersion`. Only 0.7 (current)
  * and 0.6 (legacy field names, docs/rest-v06.md) are served; anything else is the spec's 406.
  */
-import { AppError } from '../../core/errors.js';
 import type { RestVersion } from '../../core/file-json.js';
+import { restErrors } from '../../core/error-catalogue/rest.js';
 
 export type { RestVersion };
 
@@ -31,10 +31,10 @@ function parseAccept(accept: string | undefined, aliases: boolean): RestVersion 
     const version = NEUTRAL[type] ?? (aliases ? SDK[type] : undefined);
     if (version) return version;
   }
-  throw new AppError(406, 'NotAcceptable', NOT_ACCEPTABLE);
+  throw restErrors.notAcceptable(NOT_ACCEPTABLE);
 }
 
 /** For routes that exist in one version only: the same 404 an unknown path gets. */
 export function requireVersion(actual: RestVersion, wanted: RestVersion): void {
-  if (actual !== wanted) throw new AppError(404, 'NotFound', 'Not found.');
+  if (actual !== wanted) throw restErrors.notFound();
 }

@@ -5,11 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { operationsCost, verifyUploadCredentials } from '../../auth/upload-credentials.js';
-import { AppError } from '../../core/errors.js';
 import type { ProjectRow } from '../../projects/service.js';
 import type { AppContext } from '../../context.js';
 import { TokenUsageRepo } from '../../db/token-usage.js';
 import { firstOf, type Params } from './params.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 export interface Spend {
   refund(): Promise<void>;
@@ -45,7 +45,7 @@ export async function authorizeUpload(
   const exp = typeof grant.claims?.['exp'] === 'number' ? grant.claims['exp'] : Math.floor(Date.now() / 1000) + 86400;
   const usage = new TokenUsageRepo(ctx.db);
   if (!(await usage.spend(grant.tokenId, cost, grant.operationsLimit, exp * 1_000_000))) {
-    throw new AppError(403, 'OperationsLimitExceededError', 'The token has spent all its operations.');
+    throw uploadErrors.tokenOperationsSpent();
   }
   return { refund: () => usage.refund(grant.tokenId, cost) };
 }

@@ -7,11 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseBoolean, UPLOAD_API_BOOLEANS } from '../../core/booleans.js';
 import { AppError, isAppError } from '../../core/errors.js';
 import { sendJson } from '../common/json.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
-export const uploadError = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
-  new AppError(status, code, message, headers);
-
-export const fileTooLarge = () => uploadError(400, 'FileSizeLimitExceededError', 'File is too large.');
+export const fileTooLarge = uploadErrors.fileTooLarge;
 
 export function wantsJsonErrors(req: FastifyRequest): boolean {
   const q = req.query as Record<string, unknown> | undefined;
@@ -34,17 +32,17 @@ export function mapMultipartError(err: unknown): unknown {
     case 'FST_REQ_FILE_TOO_LARGE':
       return fileTooLarge();
     case 'FST_FILES_LIMIT':
-      return uploadError(400, 'RequestFileNumberLimitExceededError', 'The request contains too many files.');
+      return uploadErrors.tooManyFiles();
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
-      return uploadError(400, 'RequestFiledsNumberLimitExceededError', 'The request contains too many HTTP POST fields.');
+      return uploadErrors.tooManyFields();
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
     case 'FST_PROTO_VIOLATION':
-      return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
+      return uploadErrors.bodyUnparsable();
     default:
       // busboy refuses a boundary longer than its search needle (about 254 characters) at construction.
       if (err instanceof Error && /unexpected end|terminated early|malformed part header|boundary not found|multipart|needle cannot have a length/i.test(err.message)) {
-        return uploadError(400, 'PostRequestParserFailedError', 'HTTP POST request parsing failed.');
+        return uploadErrors.bodyUnparsable();
       }
       return err;
   }

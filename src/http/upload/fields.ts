@@ -11,9 +11,9 @@ import { parseBoolean, UPLOAD_API_BOOLEANS } from '../../core/booleans.js';
 import { validateMetadata } from '../../core/metadata.js';
 import { parseTagList } from '../../core/tags.js';
 import { checked, parsedField } from '../common/route.js';
-import { uploadError } from './errors.js';
 import { firstOf, type Params } from './params.js';
 import { uploadInput } from './route.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 /** The metadata fields' key in the schemas: every `metadata[<key>]` field, gathered as entries. */
 export const METADATA_KEY = 'metadata[<key>]' as const;
@@ -30,7 +30,7 @@ export const storeField = (description: string) =>
     if (v === undefined || v === '' || v === 'auto') return 'auto';
     const b = parseBoolean(v, UPLOAD_API_BOOLEANS);
     if (b !== undefined) return b;
-    throw uploadError(400, 'UploadViewsError', 'store should be 0, 1 or auto.');
+    throw uploadErrors.storeInvalid();
   }).meta({ type: 'string', enum: ['1', '0', 'auto'], description });
 
 /** `metadata[key]=value` fields, validated with the spec's limits. */
@@ -44,7 +44,7 @@ export const tagsField = checked(text(), (v) => {
   try {
     return parseTagList(v);
   } catch (err) {
-    throw uploadError(400, 'FileTagsInvalidError', err instanceof Error ? err.message : String(err));
+    throw uploadErrors.tagsInvalid(err instanceof Error ? err.message : String(err));
   }
 }).meta({ type: 'string', description: 'Comma-separated tags of the new file (lowercased, trimmed).' });
 

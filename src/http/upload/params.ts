@@ -5,7 +5,7 @@
  */
 import type { AppContext } from '../../context.js';
 import type { ProjectRow } from '../../projects/service.js';
-import { uploadError } from './errors.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 export type Params = Map<string, string>;
 
@@ -36,9 +36,9 @@ export type KeyLabel = 'base' | 'other';
 export async function requireProject(ctx: AppContext, params: Params, label: KeyLabel): Promise<{ project: ProjectRow; secrets: string[] }> {
   const name = label === 'base' ? (ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY') : 'pub_key';
   const pub = firstOf(params, publicKeyFields(ctx.config.sdkAliases));
-  if (!pub) throw uploadError(403, 'ProjectPublicKeyRequiredError', `${name} is required.`);
+  if (!pub) throw uploadErrors.publicKeyRequired(name);
   const found = await ctx.projects.lookup(pub);
-  if (!found) throw uploadError(403, 'ProjectPublicKeyInvalidError', `${name} is invalid.`);
+  if (!found) throw uploadErrors.publicKeyInvalid(name);
   return found;
 }
 
@@ -65,6 +65,6 @@ export function queryParams(query: unknown): Params {
 /** Refuses NUL characters anywhere in a parameter (wire: NullCharactersForbiddenError). */
 export function checkNoNulls(params: Params): void {
   for (const [k, v] of params) {
-    if (k.includes('\0') || v.includes('\0')) throw uploadError(400, 'NullCharactersForbiddenError', 'Null characters are not allowed.');
+    if (k.includes('\0') || v.includes('\0')) throw uploadErrors.nullCharacters();
   }
 }

@@ -6,8 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseInput, registerRoute, type ResponseDoc, type RouteHandler, type SecurityScheme, type SurfaceRouteSpec, type SurfaceInput } from '../common/route.js';
-import { uploadError } from './errors.js';
 import { queryParams } from './params.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 /** The public key alone, or with a signature or an upload token (when the project signs uploads). */
 export const UPLOAD_SECURITY: ReadonlyArray<readonly SecurityScheme[]> = [['publicKey'], ['publicKey', 'signedUpload'], ['publicKey', 'uploadToken']];
@@ -18,7 +18,7 @@ export const uploadErrorText = z.string().meta({ description: 'The error message
 const surface: SurfaceInput = {
   query: (req) => Object.fromEntries(queryParams(req.query)),
   body: (req) => req.body,
-  invalid: (message) => uploadError(400, 'BaseViewsError', message),
+  invalid: uploadErrors.invalid,
 };
 
 const errorAnswers: Record<number, string> = {

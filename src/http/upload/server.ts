@@ -6,11 +6,11 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { clientErrorHandler } from '../common/client-error.js';
 import type { RoutePlugin } from '../../feature.js';
 import multipart from '@fastify/multipart';
-import { AppError, isAppError } from '../../core/errors.js';
+import { isAppError } from '../../core/errors.js';
 import type { AppContext } from '../../context.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { MAX_FILES_PER_REQUEST } from './limits.js';
-import { renderUploadError, uploadError } from './errors.js';
+import { renderUploadError } from './errors.js';
 import { publicKeyFields } from './params.js';
 import { throttleUpload, uploadLimiters } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
@@ -21,6 +21,7 @@ import { answerBeforeUnreadBodies } from '../common/unread-body.js';
 import { routeCatalog } from '../common/openapi/catalog.js';
 import { serveOpenApi } from '../common/openapi/serve.js';
 import { uploadDocumentInfo } from './openapi-info.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 
 /** `routes`: the Upload API routes every feature contributes. */
@@ -71,17 +72,17 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
   app.addHook('preHandler', async (req) => throttleUpload(limiters, req, keyFields));
 
   app.setNotFoundHandler((req, reply) =>
-    renderUploadError(req, reply, uploadError(404, 'NotFound', 'Not found.')),
+    renderUploadError(req, reply, uploadErrors.notFound()),
   );
   app.setErrorHandler((err: Error, req, reply) => {
     if (isAppError(err)) return renderUploadError(req, reply, err);
     if (isOutOfSpace(err)) return renderUploadError(req, reply, insufficientStorage(ctx.log, err, requestRef(req.raw, reply.raw)));
     const status = (err as { statusCode?: number }).statusCode;
-    if (status === 413) return renderUploadError(req, reply, uploadError(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.'));
-    if (status && status >= 400 && status < 500) return renderUploadError(req, reply, new AppError(status, 'BaseViewsError', 'Request processing failed.'));
+    if (status === 413) return renderUploadError(req, reply, uploadErrors.requestTooLarge());
+    if (status && status >= 400 && status < 500) return renderUploadError(req, reply, uploadErrors.requestFailed(status));
     if (isClientAbort(err, req.raw)) logClientAbort(ctx.log, err, requestRef(req.raw, reply.raw));
     else ctx.log.error({ err, ...requestRef(req.raw, reply.raw) }, 'upload handler failed');
-    return renderUploadError(req, reply, uploadError(500, 'UploadAPIError', 'Internal error.'));
+    return renderUploadError(req, reply, uploadErrors.internal());
   });
 
   serveOpenApi(app, catalog, () => uploadDocumentInfo(ctx));

@@ -5,10 +5,10 @@
  * task (an aborted task's thread is terminated; the next one loads the models again).
  */
 import { Piscina } from 'piscina';
-import { AppError } from '../../core/errors.js';
 import { DEFAULTS } from '../../config/defaults.js';
 import type { Detection, DetectWhat, NsfwScores } from './types.js';
 import type { DetectReply, DetectTask } from './worker.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 /** The pool's settings; a node sets them from its configuration before the first detection. */
 const settings: { threads: number; timeoutMs: number } = { threads: DEFAULTS.detectThreads, timeoutMs: DEFAULTS.detectTimeoutMs };
@@ -57,8 +57,8 @@ async function runTask(task: DetectTask, timeoutMs: number, transfer: ArrayBuffe
     reply = await detectPool().run(task, { signal: AbortSignal.timeout(Math.max(1, timeoutMs)), transferList: transfer });
   } catch (e) {
     const err = e as Error & { code?: string };
-    if (err.name === 'AbortError') throw new AppError(400, 'ProcessingTimeout', `Detection took longer than ${Math.round(timeoutMs) / 1000} s.`);
-    if (/queue is (full|at limit)/i.test(err.message)) throw new AppError(503, 'DetectorBusy', 'The detector is busy; try again shortly.');
+    if (err.name === 'AbortError') throw imageErrors.timeout(`Detection took longer than ${Math.round(timeoutMs) / 1000} s.`);
+    if (/queue is (full|at limit)/i.test(err.message)) throw imageErrors.detectorBusy();
     throw e;
   }
   if (!reply.ok) throw new Error(`detector failed: ${reply.message}`);

@@ -16,6 +16,7 @@ import type { PixelFileResult, PixelFileTask } from './pixel-file.js';
 import type { RawImage } from './types.js';
 import type { DecodeReply, DecodeTask } from './decode-worker.js';
 import type { SvgTransform } from './svg.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 export interface DecodedPixels { data: Buffer; width: number; height: number; channels: 3 | 4 }
 export interface EncodedInput { path: string | null; bytes: Buffer | null }
@@ -58,8 +59,8 @@ async function runTask(task: DecodeTask, timeoutMs: number, transferList: ArrayB
     reply = await decodePool().run(task, { signal: AbortSignal.timeout(Math.max(1, timeoutMs)), transferList });
   } catch (e) {
     const err = e as Error & { code?: string };
-    if (err.name === 'AbortError') throw new AppError(400, 'ProcessingTimeout', `Decoding this image took longer than ${Math.round(timeoutMs) / 1000} s.`);
-    if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') throw new AppError(400, 'ImageTooLarge', 'Decoding this image needs more memory than a decoder may use.');
+    if (err.name === 'AbortError') throw imageErrors.timeout(`Decoding this image took longer than ${Math.round(timeoutMs) / 1000} s.`);
+    if (err.code === 'ERR_WORKER_OUT_OF_MEMORY') throw imageErrors.tooLarge('Decoding this image needs more memory than a decoder may use.');
     throw e;
   }
   if (!reply.ok) throw new AppError(reply.status, reply.code, reply.message);
@@ -69,7 +70,7 @@ async function runTask(task: DecodeTask, timeoutMs: number, transferList: ArrayB
 /** What the worker reads: the bytes when in memory (copied to it), else the path (read there). */
 async function taskInput(src: EncodedInput): Promise<{ path: string | null; bytes: Uint8Array | null }> {
   const size = src.bytes ? src.bytes.length : (await stat(src.path!)).size;
-  if (size > MAX_DECODER_INPUT_BYTES) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${MAX_DECODER_INPUT_BYTES} bytes.`);
+  if (size > MAX_DECODER_INPUT_BYTES) throw imageErrors.inputTooLarge(MAX_DECODER_INPUT_BYTES);
   return src.bytes ? { path: null, bytes: src.bytes } : { path: src.path, bytes: null };
 }
 

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { AppError } from '../../core/errors.js';
 import { checkInputHeader } from '../limits.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 export type InputKind = 'sharp' | 'svg' | OtherKind;
 /** Formats decoded here (in the decode pool's worker threads), not by libvips. */
@@ -56,7 +57,7 @@ export function headerSize(kind: 'bmp' | 'pcx' | 'tga', b: Buffer): { width: num
 }
 
 function corrupt(kind: string, why: string): AppError {
-  return new AppError(400, 'InvalidImage', `Cannot decode ${kind.toUpperCase()} image: ${why}.`);
+  return imageErrors.invalid(`Cannot decode ${kind.toUpperCase()} image: ${why}.`);
 }
 
 export async function decodeOther(kind: OtherKind, b: Buffer): Promise<Rgba8> {

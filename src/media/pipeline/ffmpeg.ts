@@ -17,6 +17,7 @@ import { MAX_VIDEO_FRAMES, VIDEO_TIMEOUT_MS, checkInputHeader, checkOutput } fro
 import type { CropArgs, ScaleCropArgs } from '../operations/geometry.js';
 import type { Quality } from './types.js';
 import { CENTER, fitInside, fitRatio, intersect, place, resolve } from './place.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 const CRF: Record<Quality, number> = { best: 18, better: 21, normal: 23, smart: 23, smart_retina: 26, lighter: 28, lightest: 32 };
 
@@ -63,9 +64,9 @@ export async function renderGif2Video(source: { path: string | null }, kind: Inp
   // Callers open gif2video sources with a local file (RenderSource docs): ffmpeg reads a path.
   if (source.path === null) throw new Error('gif2video needs the source as a local file');
   const meta = kind === 'sharp' ? await sharp(source.path, { pages: 1 }).metadata().catch(() => null) : null;
-  if (!meta || meta.format !== 'gif') throw new AppError(400, 'InvalidOperation', 'Invalid operation "gif2video": the file is not a GIF.');
+  if (!meta || meta.format !== 'gif') throw imageErrors.badOperation('gif2video', 'the file is not a GIF');
   checkInputHeader({ width: meta.width, height: meta.pageHeight ?? meta.height });
-  if ((meta.pages ?? 1) > MAX_VIDEO_FRAMES) throw new AppError(400, 'ImageTooLarge', `GIF has more than ${MAX_VIDEO_FRAMES} frames.`);
+  if ((meta.pages ?? 1) > MAX_VIDEO_FRAMES) throw imageErrors.tooLarge(`GIF has more than ${MAX_VIDEO_FRAMES} frames.`);
   const { filters, width, height } = videoFilters(plan, meta.width, meta.pageHeight ?? meta.height);
   checkOutput(width, height, false);
   const container = plan.video ?? 'mp4';
@@ -91,7 +92,7 @@ export async function renderGif2Video(source: { path: string | null }, kind: Inp
 async function run(cmd: string, args: string[], access: { read: string[]; write: string[] }): Promise<void> {
   let err = '';
   const child = await launchTool(cmd, args, access, { onStderr: (d) => (err += d.toString()), maxOutputBytes: 4000 }).catch((e: unknown) => {
-    if (e instanceof SandboxUnavailableError) throw new AppError(501, 'NotImplemented', `gif2video is not available on this server: ${e.message}.`);
+    if (e instanceof SandboxUnavailableError) throw imageErrors.notImplemented(`gif2video is not available on this server: ${e.message}.`);
     throw e;
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), VIDEO_TIMEOUT_MS);
@@ -101,8 +102,8 @@ async function run(cmd: string, args: string[], access: { read: string[]; write:
   if (!exit.started && exit.code === 'ENOENT') throw notInstalled();
   if (!exit.started) throw new Error(`gif2video: ffmpeg could not be started (${exit.message})`);
   if (exit.code !== 0 && missingProgram(err) === cmd) throw notInstalled();
-  if (exit.overMemory) throw new AppError(400, 'InvalidImage', 'gif2video failed: ffmpeg needed more than its memory bound (STOWAGE_TOOL_MEMORY_BYTES).');
-  if (exit.code !== 0) throw new AppError(400, 'InvalidImage', `gif2video failed${exit.signal ? ` (${exit.signal})` : ''}: ${err.split('\n')[0] ?? ''}`);
+  if (exit.overMemory) throw imageErrors.invalid('gif2video failed: ffmpeg needed more than its memory bound (STOWAGE_TOOL_MEMORY_BYTES).');
+  if (exit.code !== 0) throw imageErrors.invalid(`gif2video failed${exit.signal ? ` (${exit.signal})` : ''}: ${err.split('\n')[0] ?? ''}`);
 }
 
-const notInstalled = (): AppError => new AppError(501, 'NotImplemented', 'gif2video is not available on this server: ffmpeg is not installed.');
+const notInstalled = (): AppError => imageErrors.notImplemented('gif2video is not available on this server: ffmpeg is not installed.');

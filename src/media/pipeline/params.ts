@@ -5,17 +5,14 @@
  */
 import { AppError } from '../../core/errors.js';
 import { MAX_PARAM_PX } from '../limits.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 export function bad(op: string, problem: string): AppError {
-  return new AppError(400, 'InvalidOperation', `Invalid operation "${op}": ${problem}.`);
+  return imageErrors.badOperation(op, problem);
 }
 
 export function unavailable(op: string, what: string): AppError {
-  return new AppError(
-    400,
-    'OperationNotAvailable',
-    `Operation "${op}" is not available on this server: ${what} needs the object/face detection add-on.`,
-  );
+  return imageErrors.operationNotAvailable(op, what);
 }
 
 /** A length either in pixels or in percent of a reference length. */

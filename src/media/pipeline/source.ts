@@ -4,13 +4,13 @@
  */
 import { open, stat } from 'node:fs/promises';
 import sharp, { type Metadata, type SharpOptions } from 'sharp';
-import { AppError } from '../../core/errors.js';
 import { type InputKind, detectKind, isOtherKind } from './decoders.js';
 import { decodeInWorker, prepareSvgInWorker } from './decode-pool.js';
 import { type SvgTransform, prepareSvg } from './svg.js';
 import { type SvgHeader, runSvgChild } from './svg-raster.js';
 import { DECODE_TIMEOUT_MS, INLINE_SVG_BYTES, MAX_INPUT_PIXELS, MAX_SVG_BYTES, MAX_SVG_RASTER_ELEMENTS, checkInputHeader } from '../limits.js';
 import type { LoadedImage } from './types.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 /**
  * A source image: a local file (`path`), its contents in memory (`bytes`, from the CDN's originals
@@ -30,7 +30,7 @@ export function inputOf(src: SourceFile): Buffer | string {
 
 export interface Opened extends LoadedImage { kind: InputKind; format: string; meta: Metadata | null }
 
-export const NOT_IMAGE = (): AppError => new AppError(400, 'NotAnImage', 'Not supported for files that are not images.');
+export const NOT_IMAGE = imageErrors.notAnImage;
 
 export async function readHead(path: string, bytes = 4096): Promise<Buffer> {
   const fh = await open(path, 'r');
@@ -55,12 +55,12 @@ export async function kindOf(src: SourceFile): Promise<InputKind> {
 async function readCapped(src: SourceFile, max: number): Promise<Buffer> {
   const input = inputOf(src);
   if (typeof input !== 'string') {
-    if (input.length > max) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${max} bytes.`);
+    if (input.length > max) throw imageErrors.inputTooLarge(max);
     return input;
   }
   const fh = await open(input, 'r');
   try {
-    if ((await fh.stat()).size > max) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${max} bytes.`);
+    if ((await fh.stat()).size > max) throw imageErrors.inputTooLarge(max);
     return await fh.readFile();
   } finally {
     await fh.close();
@@ -73,7 +73,7 @@ async function readCapped(src: SourceFile, max: number): Promise<Buffer> {
  */
 export async function readSvg(src: SourceFile, timeoutMs = DECODE_TIMEOUT_MS, transform: SvgTransform | null = null): Promise<{ body: Buffer; elements: number; width: number; height: number }> {
   const size = src.bytes ? src.bytes.length : (await stat(inputOf(src) as string)).size;
-  if (size > MAX_SVG_BYTES) throw new AppError(400, 'ImageTooLarge', `Input file is larger than ${MAX_SVG_BYTES} bytes.`);
+  if (size > MAX_SVG_BYTES) throw imageErrors.inputTooLarge(MAX_SVG_BYTES);
   if (size > INLINE_SVG_BYTES) return prepareSvgInWorker({ path: src.path, bytes: src.bytes ?? null }, transform, timeoutMs);
   const p = prepareSvg((await readCapped(src, MAX_SVG_BYTES)).toString('utf8'), transform);
   return { body: Buffer.from(p.svg), elements: p.elements, width: p.width, height: p.height };
@@ -83,7 +83,7 @@ export async function readSvg(src: SourceFile, timeoutMs = DECODE_TIMEOUT_MS, tr
 async function rasterizableSvg(src: SourceFile, timeoutMs: number): Promise<Buffer> {
   const { body, elements } = await readSvg(src, timeoutMs);
   if (elements > MAX_SVG_RASTER_ELEMENTS) {
-    throw new AppError(400, 'ImageTooLarge',
+    throw imageErrors.tooLarge(
       `This SVG has ${elements} elements, above the ${MAX_SVG_RASTER_ELEMENTS} that can be rasterized; it can only be delivered as SVG.`);
   }
   return body;

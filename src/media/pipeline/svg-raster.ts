@@ -11,6 +11,7 @@ import { AppError } from '../../core/errors.js';
 import { launch } from '../../core/launcher/launch.js';
 import { SVG_CHILD_HEAP_MB } from '../limits.js';
 import type { SvgHeader } from './svg-raster-child.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 export type { SvgHeader };
 export interface RasterizedSvg { header: SvgHeader; png: Buffer | null }
@@ -78,7 +79,7 @@ async function spawnSvgChild(svg: Buffer, mode: 'header' | 'raster', timeoutMs: 
     try {
       onHeader(header);
     } catch (e) {
-      kill(e instanceof AppError ? e : new AppError(400, 'InvalidImage', String(e)));
+      kill(e instanceof AppError ? e : imageErrors.invalid(String(e)));
     }
   };
   const child = launch(process.execPath, [`--max-old-space-size=${SVG_CHILD_HEAP_MB}`, childFile(), mode], {
@@ -93,11 +94,11 @@ async function spawnSvgChild(svg: Buffer, mode: 'header' | 'raster', timeoutMs: 
     failure ??= why;
     child.kill('SIGKILL');
   }
-  const timer = setTimeout(() => kill(new AppError(400, 'ProcessingTimeout', `Rasterizing this SVG took longer than ${Math.round(timeoutMs) / 1000} s.`)), Math.max(1, timeoutMs));
+  const timer = setTimeout(() => kill(imageErrors.timeout(`Rasterizing this SVG took longer than ${Math.round(timeoutMs) / 1000} s.`)), Math.max(1, timeoutMs));
   const exit = await child.exited;
   clearTimeout(timer);
   if (failure) throw failure;
-  if (!exit.started) throw new AppError(500, 'InternalError', `Cannot start the SVG rasterizer: ${exit.message}`);
-  if (exit.code !== 0 || !header) throw new AppError(400, 'InvalidImage', `Cannot process this image: ${err.trim() || `SVG rasterizer exited with ${exit.code ?? exit.signal}`}`);
+  if (!exit.started) throw imageErrors.rasterizerMissing(exit.message);
+  if (exit.code !== 0 || !header) throw imageErrors.invalid(`Cannot process this image: ${err.trim() || `SVG rasterizer exited with ${exit.code ?? exit.signal}`}`);
   return { header, png: mode === 'raster' ? Buffer.concat(out) : null };
 }

@@ -13,6 +13,7 @@
 import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
 import { AppError } from '../../core/errors.js';
 import { MAX_SVG_DEPTH } from '../limits.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 export const SVG_NS = 'http://www.w3.org/2000/svg';
 const XLINK_NS = 'http://www.w3.org/1999/xlink';
@@ -62,7 +63,7 @@ const ATTRIBUTES = new Set([
 ]);
 const XML_ATTRIBUTES = new Set(['space', 'lang']);
 
-const invalid = (why: string): AppError => new AppError(400, 'InvalidImage', `Not a valid SVG image: ${why.replace(/\.$/, '')}.`);
+const invalid = (why: string): AppError => imageErrors.invalid(`Not a valid SVG image: ${why.replace(/\.$/, '')}.`);
 
 export const isLocalRef = (v: string): boolean => /^\s*(#|data:image\/(png|jpeg|gif|webp);)/i.test(v);
 
@@ -115,7 +116,7 @@ export function sanitizeSvg(text: string): string {
 /** The sanitised SVG and how many elements it kept (rasterizing cost grows with them). */
 export function sanitizeSvgCounted(text: string): { svg: string; elements: number } {
   // Before parsing: an entity declaration is refused even where a parser would skip it.
-  if (/<!ENTITY/i.test(text)) throw new AppError(400, 'InvalidImage', 'SVG files with entity declarations are refused.');
+  if (/<!ENTITY/i.test(text)) throw imageErrors.invalid('SVG files with entity declarations are refused.');
   // Many SVGs use xlink:href without declaring the prefix; librsvg accepts them, so do we.
   const parser = new SaxesParser({ xmlns: true, position: false, additionalNamespaces: { xlink: XLINK_NS } });
   const out: string[] = [];
@@ -130,7 +131,7 @@ export function sanitizeSvgCounted(text: string): { svg: string; elements: numbe
     if (top?.pending) { out.push('>'); top.pending = false; }
   };
   parser.on('doctype', (d) => {
-    if (/<!ENTITY/i.test(d)) throw new AppError(400, 'InvalidImage', 'SVG files with entity declarations are refused.');
+    if (/<!ENTITY/i.test(d)) throw imageErrors.invalid('SVG files with entity declarations are refused.');
   });
   // Before the parser resolves the new element's namespace (a walk up its ancestors).
   parser.on('opentagstart', () => {

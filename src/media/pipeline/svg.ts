@@ -4,11 +4,11 @@
  * serve or rasterize is sanitised first (svg-sanitize.ts), so the text seen here is the
  * re-serialised, allow-listed tree.
  */
-import { AppError } from '../../core/errors.js';
 import type { PlanStep } from '../plan.js';
 import type { CropArgs, ScaleCropArgs } from '../operations/geometry.js';
 import { CENTER, fitInside, fitRatio, place, resolve } from './place.js';
 import { sanitizeSvgCounted } from './svg-sanitize.js';
+import { imageErrors } from '../../core/error-catalogue/media.js';
 
 const UNIT_PX: Record<string, number> = { '': 1, px: 1, pt: 4 / 3, pc: 16, in: 96, cm: 96 / 2.54, mm: 96 / 25.4, em: 16, ex: 8 };
 
@@ -23,7 +23,7 @@ interface Root { start: number; end: number; attrs: Map<string, string> }
 
 function findRoot(text: string): Root {
   const start = text.search(/<svg[\s>]/i);
-  if (start === -1) throw new AppError(400, 'InvalidImage', 'Not an SVG image: no <svg> element.');
+  if (start === -1) throw imageErrors.invalid('Not an SVG image: no <svg> element.');
   const end = text.indexOf('>', start);
   const attrs = new Map<string, string>();
   for (const m of text.slice(start + 4, end).matchAll(/([\w:-]+)\s*=\s*("([^"]*)"|'([^']*)')/g)) attrs.set(m[1]!, m[3] ?? m[4] ?? '');

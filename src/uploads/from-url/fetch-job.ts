@@ -12,7 +12,7 @@ import { apiInitiator } from '../../jobs/file-events.js';
 import { fileBlobKey } from '../../core/file-record.js';
 import type { ClaimedJob } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { downloadErrors } from '../../net/errors.js';
+import { downloadErrors } from '../../core/error-catalogue/download.js';
 import type { OutboundClient, OutboundResponse } from '../../net/outbound.js';
 import type { FromUrlTasks } from './tasks.js';
 import { filenameFor } from './filename.js';

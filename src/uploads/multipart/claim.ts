@@ -9,16 +9,13 @@
  * and the next request takes it over; while it is alive, other requests are told to retry later.
  */
 import { nowUs } from '../../core/time.js';
-import { uploadError } from '../../http/upload/errors.js';
 import type { MultipartRepo } from './repo.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
-export const alreadyUploaded = () => uploadError(400, 'MultipartFileAlreadyUploadedError', 'File is already uploaded.');
+export const alreadyUploaded = uploadErrors.multipartAlreadyUploaded;
 
 /** Another completion of the same upload is running: retryable, with a hint of when. */
-export const completionInProgress = (retryAfterS: number) =>
-  uploadError(503, 'MultipartFileCompletionInProgressError', 'File is being assembled by another request. Try again later.', {
-    'retry-after': String(Math.max(1, retryAfterS)),
-  });
+export const completionInProgress = uploadErrors.multipartCompletionInProgress;
 
 export class CompletionClaim {
   private token: number;

@@ -12,12 +12,12 @@ import { fileBlobKey, type FileRecord, type StoreChoice } from '../../core/file-
 import type { ProjectRow } from '../../projects/service.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
-import { uploadError } from '../../http/upload/errors.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { MultipartStore, PartTarget } from './part-store.js';
 import { alreadyUploaded, CompletionClaim, completionInProgress } from './claim.js';
 import { MultipartRepo, type MultipartRow } from './repo.js';
 import { uuidInKey } from '../../blobs/sweep.js';
+import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 export const MULTIPART_EXPIRE_JOB = 'multipart.expire';
 export const MIN_FILE_BYTES = 10_485_760;
@@ -34,10 +34,10 @@ export interface StartRequest {
   tags: string[];
 }
 
-export const notFound = () => uploadError(404, 'MultipartFileNotFoundError', 'File is not found.');
-const tooSmall = () => uploadError(400, 'MultipartUploadSizeTooSmallError', 'File size mismatch. Not all parts uploaded?');
-const tooLarge = () => uploadError(400, 'MultipartUploadSizeTooLargeError', 'Uploaded size is more than expected.');
-const wrongParts = () => uploadError(400, 'MultipartFileCompletionFailedError', 'Can not complete upload. Wrong parts size?');
+export const notFound = uploadErrors.multipartNotFound;
+const tooSmall = uploadErrors.multipartTooSmall;
+const tooLarge = uploadErrors.multipartTooLarge;
+const wrongParts = uploadErrors.multipartWrongParts;
 
 export class MultipartService {
   private readonly repo: MultipartRepo;

@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { AppError } from '../../../core/errors.js';
 import type { RouteDoc } from '../route.js';
 import type { CatalogEntry } from './catalog.js';
 import { buildDocument, type DocumentInfo } from './document.js';
+import { commonErrors } from '../../../core/error-catalogue/common.js';
 
 const HIDDEN: RouteDoc = { summary: 'API document', tags: [], security: [], responses: {}, hidden: true };
 
@@ -47,7 +47,7 @@ export function serveOpenApi(app: FastifyInstance, entries: readonly CatalogEntr
   app.get('/docs/:asset', { config }, async (req, reply) => {
     const name = (req.params as { asset: string }).asset;
     const type = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;
-    if (!type) throw new AppError(404, 'NotFound', 'Not found.'); // both surfaces render it as their 404
+    if (!type) throw commonErrors.notFound(); // both surfaces render it as their 404
     return page(reply, type, asset(name)).header('cache-control', 'public, max-age=86400');
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Error catalogue of the outbound client. Codes and messages are the Upload API's wire values
+ * The outbound client's errors. Codes and messages are the Upload API's wire values
  * (wire-reference §1.2) so the from_url status endpoint can report them verbatim.
  *
  * URL errors are 400: the caller's URL is at fault and /from_url/ answers them synchronously.
@@ -8,9 +8,9 @@
  * (e.g. a remote copy) would answer: 400 when the remote resource is at fault (too big, 4xx),
  * 502/504 when the remote side failed or was too slow.
  */
-import { AppError } from '../core/errors.js';
+import { fixed, worded } from './define.js';
 
-const bad = (code: string, message: string) => () => new AppError(400, code, message);
+const bad = (code: string, message: string) => fixed(400, code, message);
 
 export const urlErrors = {
   parsingFailed: bad('URLParsingFailedError', 'Failed to parse URL.'),
@@ -24,11 +24,10 @@ export const urlErrors = {
 };
 
 export const downloadErrors = {
-  tooBig: (size: number, max: number) =>
-    new AppError(400, 'DownloadFileSizeLimitExceededError', `Downloaded file is too big: ${size} > ${max}.`),
-  clientError: (status: number) => new AppError(400, 'DownloadFileHTTPClientError', `HTTP client error: ${status}.`),
-  serverError: (status: number) => new AppError(502, 'DownloadFileHTTPServerError', `HTTP server error: ${status}.`),
-  timeout: () => new AppError(504, 'DownloadFileTimeLimitExceededError', 'Download time limit exceeded.'),
+  tooBig: worded(400, 'DownloadFileSizeLimitExceededError', (size: number, max: number) => `Downloaded file is too big: ${size} > ${max}.`),
+  clientError: worded(400, 'DownloadFileHTTPClientError', (status: number) => `HTTP client error: ${status}.`),
+  serverError: worded(502, 'DownloadFileHTTPServerError', (status: number) => `HTTP server error: ${status}.`),
+  timeout: fixed(504, 'DownloadFileTimeLimitExceededError', 'Download time limit exceeded.'),
   /** `reason` is a system error code such as ECONNREFUSED; never a stack or an internal message. */
-  network: (reason: string) => new AppError(502, 'DownloadFileHTTPNetworkError', `HTTP network error: ${reason}.`),
+  network: worded(502, 'DownloadFileHTTPNetworkError', (reason: string) => `HTTP network error: ${reason}.`),
 };
