@@ -17,6 +17,7 @@ import { createProcessedHandler } from './processed.js';
 import { sendOriginal } from './raw.js';
 import { StoredFileRenderer } from './render-file.js';
 import { StoredSources } from './source-file.js';
+import { cdnErrors } from '../core/error-catalogue/media.js';
 
 export interface DeliveryFeature extends Feature {
   /** Present on nodes that serve the CDN. */
@@ -60,7 +61,7 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
     cdn: {
       file: async (req, res, request) => {
         const file = await lookup.get(request.uuid);
-        if (!file) return sendCdnError(res, 404, 'File not found.');
+        if (!file) return sendCdnError(res, cdnErrors.fileNotFound());
         await requireCdnAccess(ctx, req, file.projectId);
         return deliver(req, res, file, request);
       },

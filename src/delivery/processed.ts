@@ -18,6 +18,7 @@ import { SingleFlight, WorkQueue } from './work-queue.js';
 import { assertRenderable, type StoredFileRenderer } from './render-file.js';
 import { SharedResults } from '../blobs/shared-results.js';
 import { deploymentPrefix } from '../throttle/redis.js';
+import { cdnErrors } from '../core/error-catalogue/media.js';
 
 interface Produced { meta: ResultMeta; body: Buffer; remote?: boolean }
 
@@ -113,7 +114,7 @@ function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, filen
   if (meta.format === 'svg') headers['content-security-policy'] = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
   const range = meta.format === 'json' ? ({ kind: 'full' } as const) : parseRange(req.headers.range, length);
   if (range.kind === 'unsatisfiable') {
-    sendCdnError(res, 416, 'Requested range not satisfiable.', { 'content-range': `bytes */${length}` });
+    sendCdnError(res, cdnErrors.rangeNotSatisfiable(length));
     return null;
   }
   const status = range.kind === 'partial' ? 206 : 200;

@@ -5,6 +5,7 @@ import type { FileRecord } from '../core/file-record.js';
 import { sendCdnError } from '../http/cdn/errors.js';
 import { contentDisposition, IMMUTABLE, notModified, parseRange } from '../http/cdn/headers.js';
 import type { OriginalsCache } from './originals.js';
+import { cdnErrors } from '../core/error-catalogue/media.js';
 /** Last-Modified text per upload time: Date formatting is measurable on the hot path. */
 const httpDates = new Map<number, string>();
 
@@ -48,7 +49,7 @@ export async function sendOriginal(req: IncomingMessage, res: ServerResponse, or
   }
   const range = parseRange(req.headers.range, file.size);
   if (range.kind === 'unsatisfiable') {
-    sendCdnError(res, 416, 'Requested range not satisfiable.', { 'content-range': `bytes */${file.size}` });
+    sendCdnError(res, cdnErrors.rangeNotSatisfiable(file.size));
     return;
   }
   const partial = range.kind === 'partial';

@@ -16,11 +16,12 @@ import { sendArchive } from './archive.js';
 import { effectsPlan } from './file-ref.js';
 import { groupId, type GroupService } from './service.js';
 import type { GroupRecord } from './repo.js';
+import { cdnErrors } from '../core/error-catalogue/media.js';
 
 export function groupCdnHandler(ctx: AppContext, groups: GroupService, deliver: DeliverFile): CdnHandlers['group'] {
   return async (req, res, request) => {
     const g = await groups.find(null, request.groupId);
-    if (!g) return sendCdnError(res, 404, 'Group not found.');
+    if (!g) return sendCdnError(res, cdnErrors.groupNotFound());
     await requireCdnAccess(ctx, req, g.projectId);
     const { view } = request;
     switch (view.kind) {
@@ -35,10 +36,10 @@ export function groupCdnHandler(ctx: AppContext, groups: GroupService, deliver: 
         });
       }
       case 'nth': {
-        if (view.index >= g.filesCount) return sendCdnError(res, 404, 'No file with this index in the group.');
+        if (view.index >= g.filesCount) return sendCdnError(res, cdnErrors.noGroupIndex());
         const member = await groups.member(g, view.index);
         const file = member ? await deliverable(ctx, member.fileUuid) : null;
-        if (!member || !file) return sendCdnError(res, 404, 'File not found.');
+        if (!member || !file) return sendCdnError(res, cdnErrors.fileNotFound());
         // The group's own operations first, then the URL's (spec: "applied first").
         return deliver(req, res, file, { plan: appendPlan(effectsPlan(member.effects), view.plan), filename: request.filename });
       }

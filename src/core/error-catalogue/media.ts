@@ -10,12 +10,15 @@ const said = (message: string) => message;
 export const cdnErrors = {
   /** A CDN path that names nothing; the wording tells which part did not match. */
   notFound: fixed(404, 'NotFound', 'Not found.'),
-  notFoundBare: fixed(404, 'NotFound', 'Not found'),
   fileNotFound: fixed(404, 'NotFound', 'File not found.'),
+  groupNotFound: fixed(404, 'NotFound', 'Group not found.'),
   noGroupIndex: fixed(404, 'NotFound', 'No file with this index in the group.'),
   notConverted: fixed(404, 'NotFound', 'Not converted: convert the file with POST /convert/…/ and wait for the job to finish.'),
   /** A URL (CDN path or conversion path) that does not parse. */
   invalidUrl: worded(400, 'InvalidUrl', said),
+  methodNotAllowed: fixed(405, 'MethodNotAllowed', 'Only GET and HEAD are supported.', { allow: 'GET, HEAD, OPTIONS' }),
+  rangeNotSatisfiable: worded(416, 'RangeNotSatisfiable', (_length: number) => 'Requested range not satisfiable.', (length: number) => ({ 'content-range': `bytes */${length}` })),
+  internal: fixed(500, 'InternalError', 'Internal error.'),
   tokenInvalid: worded(403, 'CdnTokenInvalid', said, () => ({ 'cache-control': 'no-store' })),
 };
 

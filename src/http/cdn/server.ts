@@ -13,6 +13,7 @@ import { parseCdnPath } from './url.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
+import { cdnErrors } from '../../core/error-catalogue/media.js';
 
 /** The CDN surface: parses each URL once and hands it to the feature that answers its kind (CdnHandlers). */
 export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handlers: Partial<CdnHandlers>): http.Server {
@@ -20,10 +21,10 @@ export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handle
     handle(handlers, req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
       if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req, res));
-      if (isAppError(err)) return sendCdnError(res, err.status, err.message, { ...err.headers });
+      if (isAppError(err)) return sendCdnError(res, err);
       if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, requestRef(req, res));
       ctx.log.error({ err, ...requestRef(req, res) }, 'CDN request failed');
-      sendCdnError(res, 500, 'Internal error.');
+      sendCdnError(res, cdnErrors.internal());
     });
   };
   return tls ? https.createServer(tls, handler) : http.createServer(handler);
@@ -39,17 +40,17 @@ async function handle(handlers: Partial<CdnHandlers>, req: http.IncomingMessage,
     });
     return void res.end();
   }
-  if (req.method !== 'GET' && req.method !== 'HEAD') return sendCdnError(res, 405, 'Only GET and HEAD are supported.', { allow: 'GET, HEAD, OPTIONS' });
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendCdnError(res, cdnErrors.methodNotAllowed());
   const path = (req.url ?? '/').split('?')[0] ?? '/';
   const request = parseCdnPath(path);
   if (request.kind === 'group') {
-    if (!handlers.group) return sendCdnError(res, 404, 'Not found.');
+    if (!handlers.group) return sendCdnError(res, cdnErrors.notFound());
     return handlers.group(req, res, request);
   }
   if (request.kind === 'conversion') {
-    if (!handlers.conversion) return sendCdnError(res, 404, 'Not found.');
+    if (!handlers.conversion) return sendCdnError(res, cdnErrors.notFound());
     return handlers.conversion(req, res, request);
   }
-  if (!handlers.file) return sendCdnError(res, 404, 'File not found.');
+  if (!handlers.file) return sendCdnError(res, cdnErrors.fileNotFound());
   return handlers.file(req, res, request);
 }

@@ -23,7 +23,7 @@ const GROUP_ID = /^([0-9a-fA-F-]{36})~(\d{1,4})$/;
 const badUrl = cdnErrors.invalidUrl;
 
 export function parseCdnPath(rawPath: string): CdnRequest {
-  if (!rawPath.startsWith('/')) throw cdnErrors.notFoundBare();
+  if (!rawPath.startsWith('/')) throw cdnErrors.notFound();
   const segments = rawPath.split('/').filter((s) => s !== '');
   const head = segments.shift() ?? '';
   let filename: string | null = null;
@@ -35,11 +35,11 @@ export function parseCdnPath(rawPath: string): CdnRequest {
   const group = GROUP_ID.exec(head);
   if (group) {
     const uuid = parseUuid(group[1] ?? '');
-    if (!uuid) throw cdnErrors.notFoundBare();
+    if (!uuid) throw cdnErrors.notFound();
     return { kind: 'group', groupId: `${uuid}~${Number(group[2])}`, view: groupView(segments.map(decode), filename), filename };
   }
   const uuid = parseUuid(head);
-  if (!uuid) throw cdnErrors.notFoundBare();
+  if (!uuid) throw cdnErrors.notFound();
   const first = segments[0];
   if (first === 'document' || first === 'video') return { kind: 'conversion', uuid, conversion: first, path: `${uuid}/${segments.join('/')}/`, filename };
   return { kind: 'file', uuid, plan: parsePlan(segments.map(decode)), filename, written: segments };

@@ -25,6 +25,7 @@ import { serveOpenApi } from '../common/openapi/serve.js';
 import { restDocumentInfo } from './openapi-info.js';
 import { serveRootPage } from './root-page.js';
 import { SESSION_HEADER } from './session-header.js';
+import { restErrors } from '../../core/error-catalogue/rest.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -181,7 +182,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     closing: () => closing,
   });
 
-  app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: 'Not found.' }));
+  app.setNotFoundHandler((_req, reply) => sendJson(reply, 404, { detail: restErrors.notFound().message }));
   app.setErrorHandler((err: Error, req, reply) => {
     if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req.raw, reply.raw));
     if (isAppError(err)) {
