@@ -1,7 +1,7 @@
 /** Errors every HTTP surface answers alike (each renders them in its own wire format). */
 import { fixed } from './define.js';
 
-export const INSUFFICIENT_STORAGE_MESSAGE = 'Insufficient storage: the server has no space left to store this. Try again later.';
+const INSUFFICIENT_STORAGE_MESSAGE = 'Insufficient storage: the server has no space left to store this. Try again later.';
 
 export const commonErrors = {
   /** A full disk; `code` is the Upload API's error_code. */
