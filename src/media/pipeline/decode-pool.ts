@@ -1,7 +1,7 @@
 /**
  * One pool of worker threads for pixel work in JS that must not hold the main thread: the decoders
  * sharp's libvips does not provide (decoders.ts) and the pixel steps of large images (colour
- * maps, blurs, blur_region, trim: pixel-file.ts), run by decode-worker.ts. Created on first use, as many threads as CPUs, each with a bounded heap,
+ * maps, blurs, blur_region, trim: pixel-file.ts), run by decode-worker.ts. Created on first use, one thread fewer than the CPUs, each with a bounded heap,
  * and every task with a time limit (an aborted task's thread is terminated, so a decoder stuck in
  * a hostile file stops). The main thread only sends bytes or a path and receives moved pixels
  * (or, for a pixel step, the path of the result).
@@ -37,7 +37,10 @@ function workerFile(): string {
 function decodePool(): Piscina<DecodeTask, DecodeReply> {
   pool ??= new Piscina<DecodeTask, DecodeReply>({
     filename: workerFile(),
-    maxThreads: os.availableParallelism(),
+    // One fewer than the CPUs (one on two cores): after a pixel step on a large image a thread
+    // keeps about twice that image's pixels until its next task or its idle end, 70 MB for a
+    // 12 Mpx photo, and the CDN's renders already keep every CPU busy.
+    maxThreads: Math.max(1, os.availableParallelism() - 1),
     minThreads: 0,
     idleTimeout: 30_000,
     // Bounds the JS heap of a decoder; pixel buffers are bounded by the header check (75 Mpx).

@@ -42,8 +42,11 @@ export async function runSvgChild(svg: Buffer, mode: 'header' | 'raster', timeou
 /**
  * Children alive at once on this node. The CDN's work queue bounds its renders, but uploads read
  * SVG sizes here too: without a bound of its own, a burst of SVG uploads would start a process each.
+ * One CPU's worth fewer than the CPUs (one on two cores): each child is a Node process with
+ * libvips loaded, 55-75 MB of RSS, and two of them at once were the peaks of a 2-core node's
+ * memory under a mixed load (docs/operations.md "Memory").
  */
-const MAX_CHILDREN = Math.max(2, os.availableParallelism());
+const MAX_CHILDREN = Math.max(1, os.availableParallelism() - 1);
 let running = 0;
 const waiting: Array<() => void> = [];
 
