@@ -6,7 +6,7 @@ import { checked, objectBody } from '../http/common/route.js';
 import { notFoundAnswer, restInput, restRoute } from '../http/rest/route.js';
 import { jsonObject } from '../http/common/openapi/wire-schemas.js';
 import { parseUuid } from '../core/ids.js';
-import type { AddonService, ExecuteRequest } from './service.js';
+import { addonStatusSchema, type AddonService, type ExecuteRequest } from './service.js';
 import type { Addon } from './types.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
 
@@ -76,7 +76,7 @@ export function addonRoutes(addons: AddonService) {
         summary: "An add-on execution's status",
         params: nameParams(addons),
         query: statusQuery,
-        responses: { 200: { description: 'in_progress, done, error or unknown (and the result once done).', schema: jsonObject }, 404: notFoundAnswer('Add-on') },
+        responses: { 200: { description: 'in_progress, done, error or unknown (and the result once done).', schema: addonStatusSchema }, 404: notFoundAnswer('Add-on') },
       },
       async (req, reply, { params: { name: addon }, query }) => sendJson(reply, 200, await addons.status(req.projectId, addon.name, query.request_id)),
     );

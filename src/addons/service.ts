@@ -2,6 +2,7 @@
  * Add-on executions: accept a request (checks, a row and its job in one transaction), answer its
  * status, and enqueue the project's chosen add-ons for each new file. The run itself is runner.ts.
  */
+import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import type { DbOrTrx } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -20,7 +21,9 @@ export const ADDON_JOB = 'addon.execute';
 /** Attempts of one execution (a crash mid-run counts one): transient trouble is retried, then `error`. */
 export const ADDON_MAX_ATTEMPTS = 3;
 
-export type StatusJson = { status: 'in_progress' | 'done' | 'error' | 'unknown'; result?: { file_id: string }; error?: string };
+/** GET /addons/{name}/execute/status/: the execution's state, its result file once done, its error once failed. */
+export const addonStatusSchema = z.object({ status: z.enum(['in_progress', 'done', 'error', 'unknown']), result: z.object({ file_id: z.string() }).optional(), error: z.string().optional() });
+export type StatusJson = z.output<typeof addonStatusSchema>;
 
 /** An execute call's body as `executeBody` parsed it. */
 export interface ExecuteRequest {

@@ -86,4 +86,5 @@ export const DEFAULTS = {
   detectThreads: 1,
   detectTimeoutMs: 60_000,
   dashboardSessionTtlMs: 8 * 3600 * 1000,
+  checkResponses: false,
 } as const;

@@ -102,6 +102,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   detectTimeoutMs: 'STOWAGE_DETECT_TIMEOUT_MS',
   dashboardAdminToken: 'STOWAGE_DASHBOARD_ADMIN_TOKEN',
   dashboardSessionTtlMs: 'STOWAGE_DASHBOARD_SESSION_TTL_MS',
+  checkResponses: 'STOWAGE_CHECK_RESPONSES',
 };
 
 /**
@@ -212,6 +213,7 @@ export const SETTING_GROUPS: Record<keyof Config, SettingGroup> = {
   detectTimeoutMs: 'tuning',
   dashboardAdminToken: 'operator',
   dashboardSessionTtlMs: 'tuning',
+  checkResponses: 'test',
 };
 
 export function envName(key: keyof Config): string {

@@ -199,6 +199,8 @@ export const schema = z.object({
   dashboardAdminToken: z.string().min(32, 'at least 32 characters').optional(),
   /** Dashboard: how long a sign-in lasts. */
   dashboardSessionTtlMs: z.coerce.number().int().min(60_000),
+  /** REST and Upload: hold every answer of a described route against the schema declared for its status; a mismatch is logged and answered 500 (tests turn it on). */
+  checkResponses: bool,
 });
 
 export type Config = z.infer<typeof schema>;

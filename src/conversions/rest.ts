@@ -9,7 +9,7 @@ import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
 import { sendJson } from '../http/common/json.js';
 import { checked, objectBody, parsedField, uuidText } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
-import { jsonObject } from '../http/common/openapi/wire-schemas.js';
+import { documentInfoSchema, statusSchema, submittedSchema } from './json.js';
 import type { ConversionKind, ConversionService } from './service.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
 
@@ -51,7 +51,7 @@ const bodies = {
   video: objectBody({ paths: pathsField, store: storeField }, 'Expected JSON object.'),
 } satisfies Record<ConversionKind, z.ZodType>;
 
-const submitJson = z.object({ problems: z.record(z.string(), z.string()), result: z.array(jsonObject) });
+const submitJson = z.object({ problems: z.record(z.string(), z.string()), result: z.array(submittedSchema) });
 
 export function conversionRoutes(service: ConversionService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -80,7 +80,7 @@ export function conversionRoutes(service: ConversionService) {
           tags: CONVERSIONS,
           summary: `A ${kind} conversion's status`,
           params: tokenParams,
-          responses: { 200: { description: 'pending, processing, finished, failed or cancelled, with the result.', schema: jsonObject, contentType: REST_JSON }, 404: notFoundAnswer('Conversion') },
+          responses: { 200: { description: 'pending, processing, finished, failed or cancelled, with the result.', schema: statusSchema, contentType: REST_JSON }, 404: notFoundAnswer('Conversion') },
         },
         async (req, reply, { params }) => sendJson(reply, 200, await service.status(kind, req.projectId, params.token), REST_JSON),
       );
@@ -94,7 +94,7 @@ export function conversionRoutes(service: ConversionService) {
         tags: CONVERSIONS,
         summary: "A document's format and the formats it converts to",
         params: documentParams,
-        responses: { 200: { description: 'The format and conversion targets.', schema: jsonObject, contentType: REST_JSON }, 404: notFoundAnswer('File') },
+        responses: { 200: { description: 'The format and conversion targets.', schema: documentInfoSchema, contentType: REST_JSON }, 404: notFoundAnswer('File') },
       },
       async (req, reply, { params }) => sendJson(reply, 200, await service.documentInfo(req.projectId, params.uuid), REST_JSON),
     );

@@ -23,28 +23,9 @@ import { convertVideo } from './video.js';
 import { ToolError } from './tool.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
 import { cdnErrors } from '../core/error-catalogue/media.js';
+import type { DocumentInfoJson, StatusJson, SubmittedJson } from './json.js';
 
 export type ConversionKind = 'document' | 'video';
-
-export interface SubmittedJson {
-  original_source: string;
-  token: number;
-  uuid: string;
-  thumbnails_group_uuid?: string;
-}
-
-export interface StatusJson {
-  status: 'pending' | 'processing' | 'finished' | 'failed' | 'cancelled';
-  error: string | null;
-  result: { uuid: string; thumbnails_group_uuid?: string };
-}
-
-export interface DocumentInfoJson {
-  error: null;
-  format: { name: string; conversion_formats: Array<{ name: string }>; converted_groups: Record<string, string> };
-  /** The OpenAPI (and the JS client) read it at the top level, the live service nests it: both. */
-  converted_groups: Record<string, string>;
-}
 
 /** The initiator of result files (wire-reference: add-on names of the public service's converters). */
 const ADDON_NAME: Record<ConversionKind, string> = { document: 'zamzar_convert_document', video: 'zencoder_convert_video' };

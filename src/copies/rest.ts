@@ -11,7 +11,7 @@ import { restFileFor } from '../core/file-json-v06.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
 import { restInput, restRoute } from '../http/rest/route.js';
-import { restFileJson as fileSchema } from '../http/common/openapi/wire-schemas.js';
+import { anyRestFileSchema as fileSchema } from '../http/common/openapi/wire-schemas.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
 
 const bad = restErrors.invalid;

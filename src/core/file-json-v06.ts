@@ -3,35 +3,14 @@
  * `content_info`, `rekognition_info` instead of `appdata`), and the one switch every REST route
  * shapes files through, so a route never knows which version it answers.
  */
-import type { FileRecord, ImageInfo } from './file-record.js';
-import { legacyVideoInfo, restFileJson, type RestFileJson, type RestVersion, type UploadVideoInfoJson, type UrlBases } from './file-json.js';
+import type { z } from 'zod';
+import type { FileRecord } from './file-record.js';
+import { legacyVideoInfo, restFileJson, type RestFileJson, type RestVersion, type UrlBases } from './file-json.js';
+import type { rekognitionInfoSchema, restFileV06Schema } from './wire-shapes.js';
 import { formatUs, formatUsOrNull } from './time.js';
 
-/** Label name -> confidence (0..1), the v0.6 form of the labels add-on's result. */
-export type RekognitionInfo = Record<string, number>;
-
-/** REST API v0.6 file object. Field order is the v0.6 wire order. */
-export interface RestFileJsonV06 {
-  datetime_removed: string | null;
-  datetime_stored: string | null;
-  datetime_uploaded: string;
-  image_info: ImageInfo | null;
-  is_image: boolean;
-  is_ready: boolean;
-  mime_type: string;
-  original_file_url: string | null;
-  original_filename: string;
-  size: number;
-  url: string;
-  uuid: string;
-  variations: null;
-  video_info: UploadVideoInfoJson | null;
-  /** Where the file came from: the URL of a `/from_url/` upload, else null. */
-  source: string | null;
-  /** Only with `?add_fields=rekognition_info` (list, info) and on store/delete answers. */
-  rekognition_info?: RekognitionInfo | null;
-}
-
+export type RekognitionInfo = z.output<typeof rekognitionInfoSchema>;
+export type RestFileJsonV06 = z.output<typeof restFileV06Schema>;
 export type AnyRestFileJson = RestFileJson | RestFileJsonV06;
 
 export function restFileJsonV06(f: FileRecord, bases: UrlBases, opts: { rekognition?: boolean } = {}): RestFileJsonV06 {

@@ -1,8 +1,11 @@
 /**
  * Wire shapes of a file, shared by REST, Upload and webhooks: the REST v0.7 file object and the
- * Upload API's file info object. Field order is the wire order (clients diff responses).
+ * Upload API's file info object, typed by their schemas (wire-shapes.ts). Field order is the wire
+ * order (clients diff responses).
  */
-import type { AppdataEntry, ContentInfo, FileRecord, ImageInfo, VideoInfo } from './file-record.js';
+import type { z } from 'zod';
+import type { FileRecord } from './file-record.js';
+import type { restFileSchema, uploadInfoSchema, uploadVideoInfoSchema } from './wire-shapes.js';
 import { formatUs, formatUsOrNull } from './time.js';
 
 /** The REST API versions served (spec "Versioning"; parsed from `Accept` in http/rest/version.ts). */
@@ -14,57 +17,9 @@ export interface UrlBases {
   cdn: string;
 }
 
-/** REST API v0.7 file object (spec table + wire-reference §2.3). */
-export interface RestFileJson {
-  datetime_removed: string | null;
-  datetime_stored: string | null;
-  datetime_uploaded: string;
-  is_image: boolean;
-  is_ready: boolean;
-  mime_type: string;
-  original_file_url: string | null;
-  original_filename: string;
-  size: number;
-  url: string;
-  uuid: string;
-  variations: null;
-  content_info: ContentInfo | null;
-  metadata: Record<string, string>;
-  /** The file's tags (JS rest-client 6.19+ reads them). */
-  tags: string[];
-  /** Only with `?include=appdata` and in webhook payloads. */
-  appdata?: Record<string, AppdataEntry>;
-}
-
-/** The Upload API's `video_info`: the first audio and video streams only. */
-export interface UploadVideoInfoJson {
-  duration: number;
-  format: string;
-  bitrate: number;
-  audio: VideoInfo['audio'][number] | null;
-  video: VideoInfo['video'][number] | null;
-}
-
-/** Upload API "fileUploadInfo" (wire-reference §1.3). */
-export interface UploadInfoJson {
-  size: number;
-  total: number;
-  done: number;
-  uuid: string;
-  file_id: string;
-  original_filename: string;
-  is_image: boolean;
-  is_stored: boolean;
-  image_info: ImageInfo | null;
-  video_info: UploadVideoInfoJson | null;
-  content_info: ContentInfo | null;
-  is_ready: boolean;
-  filename: string;
-  mime_type: string;
-  metadata: Record<string, string>;
-  s3_bucket: null;
-  tags: string[];
-}
+export type RestFileJson = z.output<typeof restFileSchema>;
+export type UploadVideoInfoJson = z.output<typeof uploadVideoInfoSchema>;
+export type UploadInfoJson = z.output<typeof uploadInfoSchema>;
 
 export function restFileJson(f: FileRecord, bases: UrlBases, opts: { includeAppdata?: boolean } = {}): RestFileJson {
   const out: RestFileJson = {

@@ -1,37 +1,12 @@
 /** The domain shape of a file, independent of storage and of any wire format. */
+import type { z } from 'zod';
+import type { appdataEntrySchema, contentInfoSchema, imageInfoSchema, videoInfoSchema } from './wire-shapes.js';
 
-export interface ImageInfo {
-  format: string;
-  width: number;
-  height: number;
-  sequence: boolean;
-  color_mode: string;
-  orientation: number | null;
-  geo_location: { latitude: number; longitude: number } | null;
-  datetime_original: string | null;
-  dpi: [number, number] | null;
-}
-
-export interface VideoInfo {
-  format: string;
-  bitrate: number;
-  duration: number;
-  audio: Array<{ codec: string; bitrate: number; channels: number; sample_rate: number }>;
-  video: Array<{ codec: string; width: number; height: number; bitrate: number; frame_rate: number }>;
-}
-
-export interface ContentInfo {
-  mime: { mime: string; type: string; subtype: string };
-  image?: ImageInfo;
-  video?: VideoInfo;
-}
-
-export interface AppdataEntry {
-  data: unknown;
-  version: string;
-  datetime_created: string;
-  datetime_updated: string;
-}
+// The facts of a file as the wire shows them: declared once, as schemas (wire-shapes.ts).
+export type ImageInfo = z.output<typeof imageInfoSchema>;
+export type VideoInfo = z.output<typeof videoInfoSchema>;
+export type ContentInfo = z.output<typeof contentInfoSchema>;
+export type AppdataEntry = z.output<typeof appdataEntrySchema>;
 
 /** Whether an upload is stored: explicitly, or as the project's autostore setting says. */
 export type StoreChoice = boolean | 'auto';

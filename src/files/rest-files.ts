@@ -15,7 +15,7 @@ import { jsonBytes, sendJson, sendJsonBytes } from '../http/common/json.js';
 import { RenderedPerRecord } from './rendered.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
-import { jsonObject, restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
+import { jsonObject, anyRestFileSchema as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
 import { fileParams } from './rest-params.js';
 import { dateParam, queryOf } from '../http/rest/query.js';
 import { infoExtrasOf, infoQueryV07, listQueryOf, listQueryV07 } from './list-query.js';

@@ -14,7 +14,7 @@ import { jsonBody, sendJson } from '../http/common/json.js';
 import { checked, fieldErrors, inputIssues } from '../http/common/route.js';
 import { queryOf } from '../http/rest/query.js';
 import { restRoute } from '../http/rest/route.js';
-import { restFileJson as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
+import { anyRestFileSchema as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
 import { parseSearch, searchOrder, type SearchCursor, type SearchErrors, type SearchQuery } from './search-query.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
 

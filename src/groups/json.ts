@@ -1,7 +1,9 @@
-/** Wire shapes of a group: the Upload API's (wire-reference §1.9) and the REST API's (§2.8). */
-import type { RestVersion, UploadInfoJson, UrlBases } from '../core/file-json.js';
+/** Wire shapes of a group, declared once as schemas: the Upload API's (wire-reference §1.9) and the REST API's (§2.8). */
+import { z } from 'zod';
+import type { RestVersion, UrlBases } from '../core/file-json.js';
 import { uploadInfoJson } from '../core/file-json.js';
-import { restFileFor, type AnyRestFileJson } from '../core/file-json-v06.js';
+import { restFileFor } from '../core/file-json-v06.js';
+import { restFileSchema, restFileV06Schema, uploadInfoSchema } from '../core/wire-shapes.js';
 import { formatUs, formatUsOrNull } from '../core/time.js';
 import type { GroupRecord } from './repo.js';
 import { groupId, type GroupEntry } from './service.js';
@@ -10,25 +12,27 @@ import { groupId, type GroupEntry } from './service.js';
  * The list form: no `files`. `datetime_stored` is deprecated in v0.7 and kept as null (spec lists
  * it); v0.6 (which stores groups) shows it on a group's own object once all its files are stored.
  */
-export interface GroupSummaryJson {
-  id: string;
-  datetime_created: string;
-  datetime_stored: string | null;
-  files_count: number;
-  cdn_url: string;
-  url: string;
-}
+export const groupSummarySchema = z.object({
+  id: z.string(),
+  datetime_created: z.string(),
+  datetime_stored: z.string().nullable(),
+  files_count: z.number().int(),
+  cdn_url: z.string(),
+  url: z.string(),
+});
 
 /** A member file with the operations its group entry carried; null where the file is gone. */
-type Member<F> = (F & { default_effects: string }) | null;
+const member = <F extends z.ZodObject>(file: F) => file.extend({ default_effects: z.string() }).nullable();
 
-export interface UploadGroupJson extends GroupSummaryJson {
-  files: Array<Member<UploadInfoJson>>;
-}
+export const uploadGroupSchema = groupSummarySchema.extend({ files: z.array(member(uploadInfoSchema)) });
 
-export interface RestGroupJson extends GroupSummaryJson {
-  files: Array<Member<AnyRestFileJson>>;
-}
+export const restGroupSchema = groupSummarySchema.extend({
+  files: z.array(z.union([member(restFileSchema), member(restFileV06Schema)])).meta({ description: 'Member files in order (REST file objects with `default_effects`); null where a file is gone.' }),
+});
+
+export type GroupSummaryJson = z.output<typeof groupSummarySchema>;
+export type UploadGroupJson = z.output<typeof uploadGroupSchema>;
+export type RestGroupJson = z.output<typeof restGroupSchema>;
 
 export function groupSummaryJson(g: GroupRecord, bases: UrlBases): GroupSummaryJson {
   const id = groupId(g);

@@ -8,14 +8,14 @@ import type { AppContext } from '../context.js';
 import { formatCursor } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
 import { requireVersion } from '../http/rest/version.js';
-import { groupSummaryJson, restGroupJson } from './json.js';
+import { groupSummaryJson, groupSummarySchema, restGroupJson, restGroupSchema } from './json.js';
 import { parseGroupId, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
 import { cursorPage, pageLinks, userParams } from '../http/rest/pagination.js';
 import { queryOf, queryParam } from '../http/rest/query.js';
 import { checked } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
-import { jsonObject, restPage } from '../http/common/openapi/wire-schemas.js';
+import { restPage } from '../http/common/openapi/wire-schemas.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
 
 const notFound = restErrors.notFound;
@@ -36,14 +36,10 @@ const listQuery = z.object({
   to: queryParam.date('to', 'Groups created before this time'),
   offset: queryParam.offset(),
 });
-const summaryJson = z.object({ id: z.string(), datetime_created: z.string(), datetime_stored: z.null(), files_count: z.number().int(), cdn_url: z.string(), url: z.string() });
-const groupJson = summaryJson.extend({
-  files: z.array(jsonObject.nullable()).meta({ description: 'Member files in order (REST file objects with `default_effects`); null where a file is gone.' }),
-});
 
 export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
   return async function plugin(app: FastifyInstance): Promise<void> {
-    restRoute(app, { method: 'GET', url: '/groups/', tags: GROUPS, summary: "List the project's groups", query: listQuery, responses: { 200: { description: 'A page of groups.', schema: restPage(summaryJson) } } }, async (req, reply, { query: { limit, ordering: desc, from, to } }) => {
+    restRoute(app, { method: 'GET', url: '/groups/', tags: GROUPS, summary: "List the project's groups", query: listQuery, responses: { 200: { description: 'A page of groups.', schema: restPage(groupSummarySchema) } } }, async (req, reply, { query: { limit, ordering: desc, from, to } }) => {
       const q = queryOf(req.query);
       const base = { projectId: req.projectId, desc };
       const { page, first, last, hasNext, hasPrevious } = await cursorPage(
@@ -61,14 +57,14 @@ export function groupRestRoutes(ctx: AppContext, groups: GroupService) {
       });
     });
 
-    restRoute(app, { method: 'GET', url: '/groups/:id/', tags: GROUPS, summary: "A group's info", params: groupParams, responses: { 200: { description: 'The group with its files.', schema: groupJson }, 404: notFoundAnswer('Group') } }, async (req, reply, { params: { id } }) => {
+    restRoute(app, { method: 'GET', url: '/groups/:id/', tags: GROUPS, summary: "A group's info", params: groupParams, responses: { 200: { description: 'The group with its files.', schema: restGroupSchema }, 404: notFoundAnswer('Group') } }, async (req, reply, { params: { id } }) => {
       const g = await groups.find(req.projectId, id);
       if (!g) throw notFound();
       return sendJson(reply, 200, restGroupJson(g, await groups.entries(g), ctx.bases, req.apiVersion));
     });
 
     // v0.6 only (v0.7 dropped it): store every live file of the group, answer the group.
-    restRoute(app, { method: 'PUT', url: '/groups/:id/storage/', tags: GROUPS, summary: "Store a group's files (API v0.6 only)", params: groupParams, responses: { 200: { description: 'The group with its files.', schema: groupJson }, 404: notFoundAnswer('Group') } }, async (req, reply, { params: { id } }) => {
+    restRoute(app, { method: 'PUT', url: '/groups/:id/storage/', tags: GROUPS, summary: "Store a group's files (API v0.6 only)", params: groupParams, responses: { 200: { description: 'The group with its files.', schema: restGroupSchema }, 404: notFoundAnswer('Group') } }, async (req, reply, { params: { id } }) => {
       requireVersion(req.apiVersion, '0.6');
       const g = await groups.find(req.projectId, id);
       if (!g) throw notFound();

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { parseFileRef, type FileRef } from '../http/cdn/file-ref.js';
-import { uploadGroupJson } from './json.js';
+import { uploadGroupJson, uploadGroupSchema } from './json.js';
 import { MAX_GROUP_FILES, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
 import { mapMultipartError } from '../http/upload/errors.js';
@@ -16,22 +16,11 @@ import { runUploadRequest } from '../http/upload/request-flow.js';
 import { uploadFieldsOf } from '../http/upload/fields.js';
 import { parsedField } from '../http/common/route.js';
 import { FORM_TYPES, uploadFieldDocs, uploadInput, uploadRoute } from '../http/upload/route.js';
-import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 type Pairs = Array<[string, string]>;
 
 const { pub_key, signature, expire, jsonerrors } = uploadFieldDocs;
-const groupJson = z.object({
-  id: z.string(),
-  datetime_created: z.string(),
-  datetime_stored: z.null(),
-  files_count: z.number().int(),
-  cdn_url: z.string(),
-  url: z.string(),
-  files: z.array(infoSchema.extend({ default_effects: z.string() }).nullable()),
-});
-
 /*
  * Repeated keys matter, so the handler reads every encoding as an ordered list, and validates the
  * files (gathered from `files[]`, `files[N]`, `files`) with this schema after the credentials check.
@@ -58,7 +47,7 @@ const CREATE_SPEC = {
     contentTypes: FORM_TYPES,
     documentOnly: true,
   },
-  responses: { 200: { description: 'The group.', schema: groupJson } },
+  responses: { 200: { description: 'The group.', schema: uploadGroupSchema } },
 } as const;
 
 const infoFields = z.object({
@@ -76,7 +65,7 @@ const INFO_SPEC = {
   query: z.object({ pub_key: pub_key.optional(), group_id: infoFields.shape.group_id.optional(), jsonerrors }),
   // The key is judged first (403 before 400): the handler validates group_id with infoFields.
   deferred: true,
-  responses: { 200: { description: 'The group.', schema: groupJson }, 404: { description: 'No such group in the project.' } },
+  responses: { 200: { description: 'The group.', schema: uploadGroupSchema }, 404: { description: 'No such group in the project.' } },
 } as const;
 
 export function groupRoutes(ctx: AppContext, groups: GroupService) {

@@ -6,7 +6,7 @@ import type { OutboundClient } from '../net/outbound.js';
 import { requestParams } from './request-params.js';
 import type { FromUrlTasks, TaskRow } from './from-url/tasks.js';
 import { sendJson } from '../http/common/json.js';
-import { uploadInfoJson, type UploadInfoJson } from '../core/file-json.js';
+import { uploadInfoJson } from '../core/file-json.js';
 import type { Params } from '../http/upload/params.js';
 import { flagField, newFileFields, newFileOf, uploadFieldsOf } from '../http/upload/fields.js';
 import { checked, parsedField } from '../http/common/route.js';
@@ -57,6 +57,14 @@ const FROM_URL_SPEC = {
   },
 } as const;
 
+/** GET /from_url/status/: `total` is a number or the string "unknown", never null (the SDK divides by it). */
+const fromUrlStatusSchema = z.union([
+  z.object({ status: z.literal('unknown') }),
+  z.object({ status: z.enum(['waiting', 'progress']), done: z.number(), total: z.union([z.number(), z.literal('unknown')]) }),
+  z.object({ status: z.literal('error'), error: z.string(), error_code: z.string() }),
+  infoSchema.extend({ status: z.literal('success') }),
+]);
+
 const STATUS_SPEC = {
   method: 'GET',
   url: '/from_url/status/',
@@ -69,7 +77,7 @@ const STATUS_SPEC = {
     }).meta({ description: 'The token `/from_url/` answered.' }),
     jsonerrors,
   }),
-  responses: { 200: { description: '`{status: waiting|progress|success|error|unknown, …}`; with success, the file info.', schema: jsonObject } },
+  responses: { 200: { description: '`{status: waiting|progress|success|error|unknown, …}`; with success, the file info.', schema: fromUrlStatusSchema } },
 } as const;
 
 export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: OutboundClient) {
@@ -118,12 +126,7 @@ function fromUrlFieldsOf(ctx: AppContext, params: Params) {
   return { sourceUrl: f.source_url, ...newFileOf(f), checkDuplicates, saveDuplicates, filename: f.filename || null };
 }
 
-/** GET /from_url/status/: `total` is a number or the string "unknown", never null (the SDK divides by it). */
-type FromUrlStatusJson =
-  | { status: 'unknown' }
-  | { status: 'waiting' | 'progress'; done: number; total: number | 'unknown' }
-  | { status: 'error'; error: string; error_code: string }
-  | (UploadInfoJson & { status: 'success' });
+type FromUrlStatusJson = z.output<typeof fromUrlStatusSchema>;
 
 async function statusJson(ctx: AppContext, task: TaskRow | undefined): Promise<FromUrlStatusJson> {
   if (!task) return { status: 'unknown' };

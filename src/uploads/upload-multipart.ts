@@ -89,7 +89,7 @@ const COMPLETE_SPEC = {
   security: [['publicKey']],
   query: z.object({ jsonerrors }),
   body: { schema: z.object({ UPLOADCARE_PUB_KEY, ...completeFields.shape }), contentTypes: FORM_TYPES, documentOnly: true },
-  responses: { 200: { description: 'The new file.', schema: infoSchema } },
+  responses: { 200: { description: 'The new file.', schema: infoSchema }, 404: { description: 'No such multipart upload in the project (or it expired).' } },
 } as const;
 
 export function multipartRoutes(ctx: AppContext, service: MultipartService) {

@@ -1,36 +1,40 @@
-/** Wire shapes of the webhooks feature: the subscription object (wire-reference §2.10) and attempt records. */
+/** Wire shapes of the webhooks feature, declared once as schemas: the subscription object (wire-reference §2.10) and attempt records. */
+import { z } from 'zod';
 import { formatUs } from '../core/time.js';
 import type { DeliveryRecord, Subscription } from './repo.js';
 
 /** Exactly the fields and order of the management API's subscription object. */
-export interface SubscriptionJson {
-  id: number;
-  created: string;
-  updated: string;
-  event: string;
-  target_url: string;
-  project: number;
-  is_active: boolean;
-  signing_secret: string | null;
-  version: string;
-}
+export const subscriptionSchema = z.object({
+  id: z.number().int(),
+  created: z.string(),
+  updated: z.string(),
+  event: z.string(),
+  target_url: z.string(),
+  project: z.number().int(),
+  is_active: z.boolean(),
+  signing_secret: z.string().nullable(),
+  version: z.string(),
+});
 
 /** REST extension: one delivery attempt, so a user can see why a hook failed. */
-export interface DeliveryJson {
-  id: number;
-  webhook: number;
-  event: string;
-  event_id: number;
-  attempt: number;
-  target_url: string;
-  started: string;
-  duration_ms: number;
+export const deliverySchema = z.object({
+  id: z.number().int(),
+  webhook: z.number().int(),
+  event: z.string(),
+  event_id: z.number().int(),
+  attempt: z.number().int(),
+  target_url: z.string(),
+  started: z.string(),
+  duration_ms: z.number(),
   /** The target's HTTP status; null when no answer came. */
-  status: number | null;
-  success: boolean;
-  error: string | null;
-  response_excerpt: string | null;
-}
+  status: z.number().int().nullable(),
+  success: z.boolean(),
+  error: z.string().nullable(),
+  response_excerpt: z.string().nullable(),
+});
+
+export type SubscriptionJson = z.output<typeof subscriptionSchema>;
+export type DeliveryJson = z.output<typeof deliverySchema>;
 
 export function subscriptionJson(s: Subscription): SubscriptionJson {
   return {

@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { deliveryJson, subscriptionJson } from './json.js';
+import { deliveryJson, deliverySchema, subscriptionJson, subscriptionSchema } from './json.js';
 import type { WebhookService } from './service.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
 import { checked } from '../http/common/route.js';
@@ -32,32 +32,7 @@ const idParams = z.object({
 const FORM = ['application/json', 'application/x-www-form-urlencoded'];
 const subscriptionBody = <S extends z.ZodType>(schema: S) => ({ schema, contentTypes: FORM, read: formOrJsonBody });
 
-const subscriptionSchema = z.object({
-  id: z.number().int(),
-  created: z.string(),
-  updated: z.string(),
-  event: z.string(),
-  target_url: z.string(),
-  project: z.number().int(),
-  is_active: z.boolean(),
-  signing_secret: z.string().nullable(),
-  version: z.string(),
-});
 const fieldErrors = z.record(z.string(), z.union([z.array(z.string()), z.string()])).meta({ description: '`{"field": ["message"]}` for every bad field, or `{"detail": …}` for a missing one.' });
-const deliverySchema = z.object({
-  id: z.number().int(),
-  webhook: z.number().int(),
-  event: z.string(),
-  event_id: z.number().int(),
-  attempt: z.number().int(),
-  target_url: z.string(),
-  started: z.string(),
-  duration_ms: z.number(),
-  status: z.number().int().nullable(),
-  success: z.boolean(),
-  error: z.string().nullable(),
-  response_excerpt: z.string().nullable(),
-});
 // The subscription's existence is checked before these (404 first): the route is
 // deferred and the handler validates them after the lookup.
 const deliveriesQuery = z.object({

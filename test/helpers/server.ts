@@ -124,6 +124,8 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
     STOWAGE_S3_API_PORT: '0',
     STOWAGE_LOG_LEVEL: 'warn',
     STOWAGE_JOB_POLL_MS: '200',
+    // Every answer of a described route must match the schema declared for its status (else a 500).
+    STOWAGE_CHECK_RESPONSES: '1',
     // Removals are final at once, so suites about reclaimed bytes see them go without waiting a
     // day; test/files/restore.test.ts sets a window of its own.
     STOWAGE_RESTORE_WINDOW_MS: '0',

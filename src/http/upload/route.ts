@@ -15,6 +15,9 @@ export const UPLOAD_SECURITY: ReadonlyArray<readonly SecurityScheme[]> = [['publ
 /** An Upload API error: plain text with the real status (or a 200 `{"error": …}` with `jsonerrors=1`). */
 export const uploadErrorText = z.string().meta({ description: 'The error message, e.g. `pub_key is required.`' });
 
+/** The same error with `jsonerrors=1`: a 200 with this body, whatever the status. */
+export const uploadJsonError = z.object({ error: z.object({ status_code: z.number().int(), content: z.string(), error_code: z.string() }) });
+
 const surface: SurfaceInput = {
   query: (req) => Object.fromEntries(queryParams(req.query)),
   body: (req) => req.body,
@@ -23,7 +26,9 @@ const surface: SurfaceInput = {
 
 const errorAnswers: Record<number, string> = {
   400: 'A parameter is missing or invalid.',
+  401: 'The upload token (a Bearer JWT) is invalid or has expired.',
   403: 'The public key is missing or unknown, or the signature or token does not authorise the request.',
+  413: 'The request body is larger than the route accepts.',
   429: 'Throttled: retry after Retry-After seconds.',
 };
 

@@ -10,7 +10,7 @@ import { isAppError } from '../../core/errors.js';
 import type { AppContext } from '../../context.js';
 import type { HttpsOptions } from '../common/tls.js';
 import { MAX_FILES_PER_REQUEST } from './limits.js';
-import { renderUploadError } from './errors.js';
+import { renderUploadError, wantsJsonErrors } from './errors.js';
 import { publicKeyFields } from './params.js';
 import { throttleUpload, uploadLimiters } from '../common/throttle.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
@@ -19,6 +19,8 @@ import { requestRef } from '../common/request-ref.js';
 import { fixMultipartParserWedge } from './multipart-parser-fix.js';
 import { answerBeforeUnreadBodies } from '../common/unread-body.js';
 import { routeCatalog } from '../common/openapi/catalog.js';
+import { checkResponses } from '../common/response-check.js';
+import { uploadJsonError } from './route.js';
 import { serveOpenApi } from '../common/openapi/serve.js';
 import { uploadDocumentInfo } from './openapi-info.js';
 import { uploadErrors } from '../../core/error-catalogue/upload.js';
@@ -38,6 +40,7 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
   });
   fixMultipartParserWedge();
   const catalog = routeCatalog(app);
+  if (ctx.config.checkResponses) checkResponses(app, ctx.log, (req) => (wantsJsonErrors(req) ? uploadJsonError : undefined));
   await app.register(multipart, {
     limits: { fileSize: ctx.config.maxUploadBytes, files: MAX_FILES_PER_REQUEST, fields: 1000, fieldSize: 64 * 1024, parts: 1200, headerPairs: 100 },
   });
