@@ -21,6 +21,7 @@ import { uploadErrors } from '../core/error-catalogue/upload.js';
 type Pairs = Array<[string, string]>;
 
 const { pub_key, signature, expire, jsonerrors } = uploadFieldDocs;
+
 /*
  * Repeated keys matter, so the handler reads every encoding as an ordered list, and validates the
  * files (gathered from `files[]`, `files[N]`, `files`) with this schema after the credentials check.
