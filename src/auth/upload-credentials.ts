@@ -4,7 +4,6 @@
  * and spends operations atomically in the DB using the returned grant.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { AppError } from '../core/errors.js';
 import { invalidToken, verifyHs256 } from './jwt.js';
 import { uploadErrors } from '../core/error-catalogue/upload.js';
 

@@ -84,11 +84,15 @@ describe('CDN raw delivery', () => {
 
   it('answers 404 for unknown and removed files and rejects other methods', async () => {
     expect((await fetch(`${srv.cdn}/00000000-0000-4000-8000-000000000000/`)).status).toBe(404);
-    expect((await fetch(`${srv.cdn}/not-a-uuid/`)).status).toBe(404);
+    const malformed = await fetch(`${srv.cdn}/not-a-uuid/`);
+    expect(malformed.status).toBe(404);
+    // The same words as every other CDN not-found (the error catalogue's entry).
+    expect(await malformed.text()).toContain('<p>Not found.</p>');
     const uuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'tmp.txt', data: 'tmp' }])).json.file;
     expect((await fetch(`${srv.cdn}/${uuid}/`)).status).toBe(200);
     await srv.call('DELETE', `/files/${uuid}/storage/`);
     expect((await fetch(`${srv.cdn}/${uuid}/`)).status).toBe(404);
-    expect((await fetch(`${srv.cdn}/${textUuid}/`, { method: 'POST' })).status).toBe(405);
+    const post = await fetch(`${srv.cdn}/${textUuid}/`, { method: 'POST' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD, OPTIONS']);
   });
 });

@@ -12,7 +12,6 @@
  * `/<uuid>/detect_faces//`), so they never reach the plan or its cache key.
  * A mistake in the URL is an AppError: 404 for a path that names nothing, 400 for bad operations.
  */
-import { AppError } from '../../core/errors.js';
 import { parseUuid } from '../../core/ids.js';
 import { parsePlan } from '../../media/plan.js';
 import type { CdnRequest, GroupView } from '../../feature.js';
