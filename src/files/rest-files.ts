@@ -15,7 +15,7 @@ import { jsonBytes, sendJson, sendJsonBytes } from '../http/common/json.js';
 import { RenderedPerRecord } from './rendered.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
-import { jsonObject, anyRestFileSchema as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
+import { anyRestFileSchema as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
 import { fileParams } from './rest-params.js';
 import { dateParam, queryOf } from '../http/rest/query.js';
 import { infoExtrasOf, infoQueryV07, listQueryOf, listQueryV07 } from './list-query.js';
@@ -36,7 +36,7 @@ const LIST_SPEC = {
   query: listQueryV07,
   // Version-dependent: the handler validates with its version's schema (list-query.ts).
   deferred: true,
-  responses: { 200: { description: 'A page of files.', schema: restPage(restFileSchema).extend({ totals: jsonObject }) } },
+  responses: { 200: { description: 'A page of files.', schema: restPage(restFileSchema).extend({ totals: z.object({ removed: z.number().int(), stored: z.number().int(), unstored: z.number().int() }) }) } },
 } as const;
 
 const batchBody = parsedField({ type: 'array', items: { type: 'string' }, maxItems: MAX_BATCH, description: 'File UUIDs.' }, batchIds);
