@@ -12,7 +12,7 @@ import { flagField, newFileFields, newFileOf, uploadFieldsOf } from '../http/upl
 import { checked, parsedField } from '../http/common/route.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
-import { jsonObject, uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
+import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 import { uploadErrors } from '../core/error-catalogue/upload.js';
 import { urlErrors } from '../core/error-catalogue/download.js';
 
