@@ -46,6 +46,18 @@ interface IdParams {
 
 // Headers carry the protocol (docs/tus.md); the handlers check them in the protocol's order.
 const TUS = ['tus'];
+/** The protocol's refusals (tusErrors), any of which a tus route may answer. */
+const TUS_REFUSALS = {
+  400: { description: 'A tus header is missing or invalid.' },
+  404: { description: 'No such upload, or its file is gone.' },
+  409: { description: 'Upload-Offset is not the current offset, or the upload is not complete yet.' },
+  410: { description: 'The upload expired.' },
+  412: { description: 'Tus-Resumable is missing or not 1.0.0.' },
+  413: { description: 'Over the size limit, past Upload-Length, or over the project\'s or client\'s reservation.' },
+  415: { description: 'Content-Type is not application/offset+octet-stream.' },
+  423: { description: 'Another request is writing this upload.' },
+  460: { description: 'Upload-Checksum mismatch.' },
+} as const;
 const TUS_CREATE = {
   method: 'POST',
   tags: TUS,
@@ -53,7 +65,7 @@ const TUS_CREATE = {
   description: 'Upload-Length and Upload-Metadata (base64 pairs: `UPLOADCARE_PUB_KEY`, `filename`, `filetype`, `UPLOADCARE_STORE`, `metadata[…]`, `signature`, `expire`) headers; the upload is at the Location answered.',
   query: z.object({ jsonerrors: uploadFieldDocs.jsonerrors }),
   body: { schema: z.string().meta({ format: 'binary' }), contentTypes: [CHUNK_CONTENT_TYPE], documentOnly: true },
-  responses: { 201: { description: 'Created: Location, and Upload-Offset with a first chunk.' }, 413: { description: 'Upload-Length over the limit.' } },
+  responses: { ...TUS_REFUSALS, 201: { description: 'Created: Location, and Upload-Offset with a first chunk.' } },
 } as const;
 const TUS_BY_ID = {
   url: '/tus/:id',
@@ -134,7 +146,7 @@ export function tusRoutes(ctx: AppContext, service: TusService) {
     };
 
     const byId = (req: FastifyRequest) => req as FastifyRequest<{ Params: IdParams }>;
-    uploadRoute(app, { ...TUS_BY_ID, method: 'HEAD', summary: 'tus: the durable offset of an upload', responses: { 200: { description: 'Upload-Offset and Upload-Length headers.' } } }, (req, reply) => head(byId(req), reply));
+    uploadRoute(app, { ...TUS_BY_ID, method: 'HEAD', summary: 'tus: the durable offset of an upload', responses: { ...TUS_REFUSALS, 200: { description: 'Upload-Offset and Upload-Length headers.' } } }, (req, reply) => head(byId(req), reply));
     uploadRoute(
       app,
       {
@@ -142,13 +154,13 @@ export function tusRoutes(ctx: AppContext, service: TusService) {
         method: 'PATCH',
         summary: 'tus: append a chunk at Upload-Offset',
         body: { schema: z.string().meta({ format: 'binary' }), contentTypes: [CHUNK_CONTENT_TYPE], documentOnly: true },
-        responses: { 204: { description: 'Written durably: the new Upload-Offset header.' }, 409: { description: 'Upload-Offset is not the current offset.' }, 460: { description: 'Upload-Checksum mismatch.' } },
+        responses: { ...TUS_REFUSALS, 204: { description: 'Written durably: the new Upload-Offset header.' } },
       },
       (req, reply) => patch(byId(req), reply),
     );
-    uploadRoute(app, { ...TUS_BY_ID, method: 'DELETE', summary: 'tus: terminate an upload', responses: { 204: { description: 'Terminated.' } } }, (req, reply) => terminate(byId(req), reply));
+    uploadRoute(app, { ...TUS_BY_ID, method: 'DELETE', summary: 'tus: terminate an upload', responses: { ...TUS_REFUSALS, 204: { description: 'Terminated.' } } }, (req, reply) => terminate(byId(req), reply));
     // Clients behind proxies that allow only GET and POST send X-HTTP-Method-Override.
-    uploadRoute(app, { ...TUS_BY_ID, method: 'POST', summary: 'tus: PATCH, DELETE or HEAD through X-HTTP-Method-Override', responses: { 204: { description: 'As the overridden method.' }, 200: { description: 'As HEAD.' } } }, async (rawReq, reply) => {
+    uploadRoute(app, { ...TUS_BY_ID, method: 'POST', summary: 'tus: PATCH, DELETE or HEAD through X-HTTP-Method-Override', responses: { ...TUS_REFUSALS, 204: { description: 'As the overridden method.' }, 200: { description: 'As HEAD.' } } }, async (rawReq, reply) => {
       const req = byId(rawReq);
       const method = String(req.headers['x-http-method-override'] ?? '').toUpperCase();
       if (method === 'PATCH') return patch(req, reply);
@@ -159,7 +171,7 @@ export function tusRoutes(ctx: AppContext, service: TusService) {
 
     uploadRoute(
       app,
-      { ...TUS_BY_ID, method: 'GET', url: '/tus/:id/info/', summary: 'tus: the file a finished upload made', responses: { 200: { description: 'As /info/ answers it.', schema: infoSchema }, 404: { description: 'No such upload, or not finished.' } } },
+      { ...TUS_BY_ID, method: 'GET', url: '/tus/:id/info/', summary: 'tus: the file a finished upload made', responses: { ...TUS_REFUSALS, 200: { description: 'As /info/ answers it.', schema: infoSchema }, 404: { description: 'No such upload, or not finished.' } } },
       async (req, reply) => sendJson(reply, 200, uploadInfoJson(await service.info(uploadId(byId(req))))),
     );
   };
