@@ -17,6 +17,7 @@ import { registerRoute, type SurfaceInput } from '../../src/http/common/route.js
 const surface: SurfaceInput = { query: () => ({}), body: () => undefined, invalid: (m) => new AppError(400, 'BadRequest', m) };
 const item = z.object({ id: z.number().int(), name: z.string(), note: z.string().optional() });
 const jsonError = z.object({ error: z.string() });
+const refusal = z.object({ detail: z.string() });
 
 let app: FastifyInstance;
 let base = '';
@@ -25,7 +26,7 @@ const logged: string[] = [];
 beforeAll(async () => {
   const log = pino({ level: 'error' }, new Writable({ write: (chunk, _enc, done) => done(null, void logged.push(String(chunk))) }));
   app = Fastify();
-  checkResponses(app, log, (req) => (req.url.includes('jsonerrors') ? jsonError : undefined));
+  checkResponses(app, log, (req) => (req.url.includes('jsonerrors') ? jsonError : undefined), { description: 'refused', schema: refusal });
   const route = (url: string, send: (reply: Parameters<typeof sendJson>[0]) => unknown) =>
     registerRoute(app, surface, { method: 'GET', url, summary: url, tags: [], security: [], responses: { 200: { description: 'ok', schema: item }, 204: { description: 'none' } } }, async (_req, reply) => send(reply));
   route('/good', (reply) => sendJson(reply, 200, { id: 1, name: 'a' }));
@@ -34,6 +35,8 @@ beforeAll(async () => {
   route('/undeclared', (reply) => sendJson(reply, 201, { id: 1, name: 'a' }));
   route('/json-without-schema', (reply) => sendJson(reply, 204, { id: 1 }));
   route('/alternative', (reply) => sendJson(reply, 200, { error: 'nope' }));
+  route('/refused', (reply) => sendJson(reply, 409, { detail: 'busy' }));
+  route('/refused-wrongly', (reply) => sendJson(reply, 409, { reason: 'busy' }));
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(() => app.close());
@@ -66,6 +69,13 @@ describe('response check', () => {
     const res = await get('/json-without-schema');
     expect(res.status).toBe(500);
     expect(res.body).toContain('204 with a JSON body where its description declares none');
+  });
+
+  it("holds a 4xx the description does not name against the surface's refusal schema", async () => {
+    expect(await get('/refused')).toEqual({ status: 409, body: '{"detail":"busy"}' });
+    const res = await get('/refused-wrongly');
+    expect(res.status).toBe(500);
+    expect(res.body).toContain('409 with a body its schema refuses');
   });
 
   it("accepts the surface's alternative answer only where the surface allows it", async () => {

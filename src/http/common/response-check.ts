@@ -14,10 +14,14 @@ import type { ResponseDoc } from './route.js';
 /** A schema the surface accepts for this request whatever the status (the Upload API's `jsonerrors=1` 200). */
 export type AlternativeAnswer = (req: FastifyRequest) => z.ZodType | undefined;
 
-/** Installs the check on a surface's root instance. */
-export function checkResponses(app: FastifyInstance, log: Logger, alternative?: AlternativeAnswer): void {
+/**
+ * Installs the check on a surface's root instance. `refusal` is the surface's one error answer:
+ * a 4xx a route's description does not name (a shared guard's, such as a session's origin check
+ * or a concurrent call) is held against it instead, so its body is still checked.
+ */
+export function checkResponses(app: FastifyInstance, log: Logger, alternative?: AlternativeAnswer, refusal?: ResponseDoc): void {
   app.addHook('onSend', (req, reply, payload, done) => {
-    const problem = responseProblem(req, reply, payload, alternative);
+    const problem = responseProblem(req, reply, payload, alternative, refusal);
     if (!problem) return done(null, payload);
     log.error({ method: req.method, url: req.url, status: reply.statusCode, problem }, 'response does not match its route description');
     reply.code(500).header('content-type', 'text/plain; charset=utf-8');
@@ -26,7 +30,7 @@ export function checkResponses(app: FastifyInstance, log: Logger, alternative?: 
 }
 
 /** What is wrong with the answer, or undefined when it matches (or the route is not described). */
-function responseProblem(req: FastifyRequest, reply: FastifyReply, payload: unknown, alternative?: AlternativeAnswer): string | undefined {
+function responseProblem(req: FastifyRequest, reply: FastifyReply, payload: unknown, alternative?: AlternativeAnswer, refusal?: ResponseDoc): string | undefined {
   const doc = req.routeOptions.config.openapi;
   const status = reply.statusCode;
   // Undescribed and hidden routes (the coverage test lists them; the documents themselves) and
@@ -36,7 +40,7 @@ function responseProblem(req: FastifyRequest, reply: FastifyReply, payload: unkn
   const json = isJson(reply.getHeader('content-type'));
   const other = alternative?.(req);
   if (other && json && body !== undefined && matches(other, body) === undefined) return undefined;
-  const declared: ResponseDoc | undefined = doc.responses[status];
+  const declared: ResponseDoc | undefined = doc.responses[status] ?? (status >= 400 ? refusal : undefined);
   if (!declared) return `${status}, a status its description does not declare`;
   if (!json || body === undefined || body.length === 0 || req.method === 'HEAD') return undefined;
   if (!declared.schema) return `${status} with a JSON body where its description declares none`;

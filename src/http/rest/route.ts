@@ -32,6 +32,7 @@ export const REST_MEDIA_TYPE = 'application/vnd.svc-v0.7+json';
 
 const errorAnswers: Record<number, string> = {
   401: 'Missing or invalid Authorization (or Date) header.',
+  403: 'Refused whatever the credentials: a dashboard session\'s write from another origin, Svc.Simple over plain HTTP.',
   406: 'The Accept header names no supported API version (application/vnd.uploadcare-v0.7+json).',
   429: 'Too many requests for the project: retry after Retry-After seconds.',
 };

@@ -22,6 +22,7 @@ import { requestRef } from '../common/request-ref.js';
 import { clientErrorHandler } from '../common/client-error.js';
 import { routeCatalog } from '../common/openapi/catalog.js';
 import { checkResponses } from '../common/response-check.js';
+import { restErrorJson } from './route.js';
 import { serveOpenApi } from '../common/openapi/serve.js';
 import { restDocumentInfo } from './openapi-info.js';
 import { serveRootPage } from './root-page.js';
@@ -69,7 +70,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   const catalog = routeCatalog(app);
-  if (ctx.config.checkResponses) checkResponses(app, ctx.log);
+  if (ctx.config.checkResponses) checkResponses(app, ctx.log, undefined, { description: 'Refused.', schema: restErrorJson });
   const verified = new VerifiedSignatures();
 
   // Callback-style hooks where nothing is awaited: an async hook costs a promise and a microtask

@@ -20,7 +20,7 @@ import { fixMultipartParserWedge } from './multipart-parser-fix.js';
 import { answerBeforeUnreadBodies } from '../common/unread-body.js';
 import { routeCatalog } from '../common/openapi/catalog.js';
 import { checkResponses } from '../common/response-check.js';
-import { uploadJsonError } from './route.js';
+import { uploadErrorText, uploadJsonError } from './route.js';
 import { serveOpenApi } from '../common/openapi/serve.js';
 import { uploadDocumentInfo } from './openapi-info.js';
 import { uploadErrors } from '../../core/error-catalogue/upload.js';
@@ -40,7 +40,7 @@ export async function buildUploadServer(ctx: AppContext, https: HttpsOptions | n
   });
   fixMultipartParserWedge();
   const catalog = routeCatalog(app);
-  if (ctx.config.checkResponses) checkResponses(app, ctx.log, (req) => (wantsJsonErrors(req) ? uploadJsonError : undefined));
+  if (ctx.config.checkResponses) checkResponses(app, ctx.log, (req) => (wantsJsonErrors(req) ? uploadJsonError : undefined), { description: 'Refused.', schema: uploadErrorText, contentType: 'text/plain' });
   await app.register(multipart, {
     limits: { fileSize: ctx.config.maxUploadBytes, files: MAX_FILES_PER_REQUEST, fields: 1000, fieldSize: 64 * 1024, parts: 1200, headerPairs: 100 },
   });
