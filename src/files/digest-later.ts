@@ -18,7 +18,7 @@ import type { FileRecord } from '../core/file-record.js';
 import { nowUs } from '../core/time.js';
 import type { ContentRepo } from './contents/repo.js';
 import type { FileRepo } from './repo.js';
-import { BLOB_DELETE_JOB } from './lifecycle.js';
+import { BLOB_DELETE_JOB } from './job-names.js';
 
 export const DIGEST_LATER_JOB = 'file.digest';
 

@@ -21,9 +21,7 @@ import { parseUuid } from '../core/ids.js';
 import { nowUs } from '../core/time.js';
 import { enqueueLaterDigest } from './digest-later.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
-
-export const BLOB_DELETE_JOB = 'blob.delete';
-export const EXPIRY_SWEEP_JOB = 'files.expire';
+import { BLOB_DELETE_JOB } from './job-names.js';
 
 export const fileNotFound = restErrors.notFound;
 const removedForGood = restErrors.removedNotStorable;

@@ -24,7 +24,8 @@ import { LaterDigests } from './digest-later.js';
 
 // FileService is the feature's one service; its parts: new files (ingest.ts), stored and removed
 // files (lifecycle.ts), metadata, appdata and tags (edits.ts). The reads are here.
-export { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB, fileNotFound } from './lifecycle.js';
+export { fileNotFound } from './lifecycle.js';
+export { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB } from './job-names.js';
 export { DIGEST_LATER_JOB } from './digest-later.js';
 export type { AddonResultWrite } from './edits.js';
 export type { IngestOptions, StagedBlob, UploadHook } from './ingest.js';
