@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import yazl from 'yazl';
-import yauzl from 'yauzl';
+import { unzip } from '../helpers/archives.js';
 import { expect } from 'vitest';
 import type { restClient } from '../helpers/rest.js';
 
@@ -111,23 +111,5 @@ export function pdfImageSizes(data: Buffer): string[] {
 
 /** Every entry of a zip (an OOXML or ODF file) as UTF-8 text, by name. */
 export async function unzipText(data: Buffer): Promise<Record<string, string>> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => yauzl.fromBuffer(data, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z))));
-  const out: Record<string, string> = {};
-  await new Promise<void>((resolve, reject) => {
-    zip.on('entry', (entry: yauzl.Entry) => {
-      zip.openReadStream(entry, (err, stream) => {
-        if (err) return reject(err);
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          out[entry.fileName] = Buffer.concat(chunks).toString('utf8');
-          zip.readEntry();
-        });
-      });
-    });
-    zip.on('end', resolve);
-    zip.on('error', reject);
-    zip.readEntry();
-  });
-  return out;
+  return Object.fromEntries((await unzip(data)).map(([name, bytes]) => [name, bytes.toString('utf8')]));
 }

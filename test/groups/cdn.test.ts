@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import tar from 'tar-stream';
-import yauzl from 'yauzl';
+import { unzip } from '../helpers/archives.js';
 import { useServer } from '../helpers/use-server.js';
 import { makeGroup, png, randomBytes, upload } from './helpers.js';
 
@@ -13,28 +13,6 @@ const srv = useServer({ env: { STOWAGE_GROUP_ARCHIVE_MAX_BYTES: String(ARCHIVE_C
 async function get(path: string): Promise<{ status: number; headers: Headers; body: Buffer }> {
   const res = await fetch(srv.cdn + path);
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
-}
-
-async function unzip(buf: Buffer): Promise<Array<[string, Buffer]>> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => yauzl.fromBuffer(buf, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z))));
-  const out: Array<[string, Buffer]> = [];
-  await new Promise<void>((resolve, reject) => {
-    zip.on('entry', (entry: yauzl.Entry) => {
-      zip.openReadStream(entry, (err, stream) => {
-        if (err) return reject(err);
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          out.push([entry.fileName, Buffer.concat(chunks)]);
-          zip.readEntry();
-        });
-      });
-    });
-    zip.on('end', resolve);
-    zip.on('error', reject);
-    zip.readEntry();
-  });
-  return out;
 }
 
 async function untar(buf: Buffer): Promise<Array<[string, Buffer]>> {
