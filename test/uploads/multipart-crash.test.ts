@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
 import type { Res } from '../helpers/http.js';
+import { storeRows } from '../helpers/store-query.js';
 import { get, postForm, sleep } from './helpers.js';
 
 const MiB = 1024 * 1024;
@@ -23,7 +24,7 @@ afterAll(async () => {
 
 async function start(opts: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
   // useServer() does not fit: a node is killed (SIGKILL) mid-completion and another takes over.
-  const s = await startServer({ ...opts, env: { STOWAGE_MULTIPART_CLAIM_LEASE_MS: String(LEASE_MS), ...opts.env } });
+  const s = await startServer({ ...opts, env: { STOWAGE_MULTIPART_CLAIM_LEASE_MS: String(LEASE_MS), STOWAGE_DIGEST_LATER_BYTES: '0', ...opts.env } });
   servers.push(s);
   return s;
 }
@@ -55,17 +56,19 @@ const complete = (server: TestServer, keys: ProjectKeys, uuid: string): Promise<
   postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid });
 
 /**
- * Resolves once the completion is under way: a request in a handler. On disk the parts are already
- * in place and completion only reads the file once for its digests (200 MiB here), so the kill
- * follows at once; with S3 the handler waits on the bucket a little longer.
+ * Resolves once the completion holds its claim, read from the store as another process would. The
+ * kill follows at once, while the completion still reads the 200 MiB for its digests (computed
+ * before the answer here: STOWAGE_DIGEST_LATER_BYTES=0 in start()).
  */
-async function untilCompleting(server: TestServer): Promise<void> {
+async function untilClaimed(server: TestServer, uuid: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if ((await get(`${server.rest}/readyz`)).json?.inFlight >= 1) return sleep(server.bucket ? 150 : 20);
-    await sleep(5);
+    const [row] = await storeRows<{ state: string }>(server, 'SELECT state FROM multipart_uploads WHERE uuid = ?', [uuid]);
+    if (row?.state === 'completing') return;
+    if (row?.state !== 'open') throw new Error(`the upload is ${row?.state ?? 'gone'} before the kill`);
+    await sleep(2);
   }
-  throw new Error('the completion never got under way');
+  throw new Error('the completion never took its claim');
 }
 
 const md5 = (b: Buffer) => crypto.createHash('md5').update(b).digest('hex');
@@ -78,7 +81,7 @@ describe('multipart completion and crashes', () => {
     const { uuid, urls } = await uploadParts(first, keys, data);
 
     const pending = complete(first, keys, uuid).catch(() => null);
-    await untilCompleting(first);
+    await untilClaimed(first, uuid);
     await first.kill();
     expect(await pending).toBeNull();
 
