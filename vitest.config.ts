@@ -9,7 +9,7 @@ const onS3 = /^(1|true|yes)$/i.test(process.env['STOWAGE_TEST_S3'] ?? '');
  * only repeat the SQLite run, so those runs leave them out.
  */
 const STORE_FREE = [
-  'test/architecture.test.ts', 'test/config-doc.test.ts', 'test/helpers/**', 'test/media/**', 'test/core/**', 'test/net/**',
+  'test/architecture.test.ts', 'test/config-doc.test.ts', 'test/helpers/**', 'test/media/**', 'test/core/**', 'test/launcher/**', 'test/net/**',
   'test/auth/upload-credentials.test.ts', 'test/auth/verified-signatures.test.ts', 'test/blobs/contract.test.ts', 'test/webhooks/signature.test.ts',
   'test/http/response-check.test.ts',
 ];

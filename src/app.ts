@@ -30,7 +30,7 @@ import { nodeGauges } from './http/common/node-gauges.js';
 import { applyRequestTimeouts, requestTimeoutsFor } from './http/common/timeouts.js';
 import { closeRedis, openRedis, waitForRedis } from './net/redis.js';
 import { configureDetectors } from './media/detect/pool.js';
-import { sandboxAvailability, setToolPolicy } from './core/launcher/sandbox.js';
+import { sandboxAvailability, setToolPolicy } from './launcher/sandbox.js';
 
 export interface RunningApp {
   ctx: AppContext;

@@ -10,7 +10,7 @@ import { createLogger, openStores } from './stores.js';
 import { sqliteFile } from './db/connect.js';
 import { OPERATOR_BOOLEANS, parseBoolean } from './core/booleans.js';
 import { isAppError } from './core/errors.js';
-import { startLauncher } from './core/launcher/launch.js';
+import { startLauncher } from './launcher/launch.js';
 import { registerStorageCommands } from './cli/storage.js';
 import { registerDoctorCommand } from './cli/doctor.js';
 import { CDN_TOKEN_MAX_TTL_S } from './projects/service.js';
@@ -88,7 +88,7 @@ export function buildCli(): Command {
     .option('--log-level <level>', 'pino log level [STOWAGE_LOG_LEVEL]')
     .action(async (opts: Record<string, unknown>) => {
       // First, while this process is small: the helper that starts every tool child, so that the
-      // server never forks itself once it has grown (src/core/launcher/launch.ts).
+      // server never forks itself once it has grown (src/launcher/launch.ts).
       startLauncher();
       const config = loadConfig(flagsOf(opts));
       // Loaded here, not at the top: the admin commands need none of the servers or features.

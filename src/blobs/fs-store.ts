@@ -10,10 +10,10 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { BatchedFileWriter } from './batched-file-writer.js';
+import { BatchedFileWriter } from '../writes/batched-file-writer.js';
 import { pipeToNewFile } from './new-file.js';
 import { HeadBytes } from './head.js';
-import { WrittenBytesDigest } from './written-digest.js';
+import { WrittenBytesDigest } from '../digests/written-digest.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
@@ -45,7 +45,7 @@ export class FsBlobStore implements BlobStore {
     dirSynced?.catch(() => undefined); // awaited below; until then a failure is not unhandled
     // A fresh key is written in place; any other beside it, then renamed over it.
     const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
-    // Batched writes, and the body's digests in the digest threads (written-digest.ts) unless the
+    // Batched writes, and the body's digests in the digest threads (digests/written-digest.ts) unless the
     // caller needs none now.
     const digest = opts.skipDigests ? null : new WrittenBytesDigest(file);
     const writer = new BatchedFileWriter(file, {

@@ -21,10 +21,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { BlobDigests } from './digest.js';
+import type { BlobDigests } from '../digests/digest.js';
 import { HeadBytes } from './head.js';
 import { sweepSpool } from './local-file.js';
-import { StreamedDigest, digestStored } from './streamed-digest.js';
+import { StreamedDigest, digestStored } from '../digests/streamed-digest.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PresignedMultipart, type PutOptions, type PutResult, type UploadedPart } from './store.js';
 
 export interface S3StoreOptions {
@@ -74,7 +74,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, source: Readable, opts: PutOptions): Promise<PutResult> {
-    // A large body's digests in the digest threads, from the chunks as they pass (streamed-digest.ts).
+    // A large body's digests in the digest threads, from the chunks as they pass (digests/streamed-digest.ts).
     const digest = new StreamedDigest();
     const head = opts.keepHead ? new HeadBytes(opts.keepHead) : null;
     let size = 0;

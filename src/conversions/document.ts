@@ -3,7 +3,7 @@
  * PDF as images, PDF text). Every soffice process gets a private profile, HOME and TMPDIR inside
  * the job's work directory, so concurrent conversions never share state and removing the work
  * directory removes everything they wrote. Every tool is confined to the work directory
- * (src/core/launcher/sandbox.ts): whatever a document links to, it reaches no network address
+ * (src/launcher/sandbox.ts): whatever a document links to, it reaches no network address
  * and no other file; the profile also tells LibreOffice never to update links nor run macros.
  */
 import fsp from 'node:fs/promises';

@@ -1,11 +1,11 @@
 /**
  * Runs a conversion tool (soffice, pdftoppm, ffmpeg, …) as a child process in a group of its own,
- * confined (no network, only its input and work folder: src/core/launcher/sandbox.ts) and bounded
+ * confined (no network, only its input and work folder: src/launcher/sandbox.ts) and bounded
  * in memory and time: past either bound the whole group is killed (soffice forks soffice.bin), and
  * after a normal exit any straggler of the group is killed too, so nothing is left behind. Output
  * is capped. Never runs a shell. Started through the launcher helper, never forked from the server.
  */
-import { launchTool, missingProgram, SandboxUnavailableError, toolPolicy, type ToolAccess } from '../core/launcher/sandbox.js';
+import { launchTool, missingProgram, SandboxUnavailableError, toolPolicy, type ToolAccess } from '../launcher/sandbox.js';
 
 export class ToolError extends Error {
   constructor(

@@ -16,7 +16,7 @@ import { IMMUTABLE, contentDisposition, notModified, parseRange } from '../http/
 import { ResultCache, renditionKey, type CacheHit, type ResultMeta } from './result-cache.js';
 import { SingleFlight, WorkQueue } from './work-queue.js';
 import { assertRenderable, type StoredFileRenderer } from './render-file.js';
-import { SharedResults } from '../blobs/shared-results.js';
+import { SharedResults } from './shared-results.js';
 import { deploymentPrefix } from '../throttle/redis.js';
 import { cdnErrors } from '../core/error-catalogue/media.js';
 
@@ -46,7 +46,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
   const timedOut = ctx.metrics.counter('stowage_cdn_render_timeouts_total', 'CDN renders answered with an error at their deadline (STOWAGE_CDN_RENDER_TIMEOUT_MS)');
   ctx.metrics.gauge('stowage_cdn_render_queue_waiting', 'CDN renders waiting for a pipeline slot', () => queue.stats.waiting);
   ctx.metrics.gauge('stowage_cdn_render_running', 'CDN renders running', () => queue.stats.running);
-  // Object storage: results shared by all nodes, one render per key across nodes (src/blobs/shared-results.ts).
+  // Object storage: results shared by all nodes, one render per key across nodes (src/delivery/shared-results.ts).
   const shared = ctx.blobs.localPath ? null : new SharedResults<ResultMeta>(ctx.blobs, ctx.redis, deploymentPrefix(ctx), ctx.log);
 
   const produce = async (rendered: Promise<RenderResult>): Promise<Produced> => {

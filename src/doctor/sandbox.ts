@@ -1,9 +1,9 @@
 /**
- * Whether this node can confine the tools that read untrusted files (src/core/launcher/sandbox.ts):
+ * Whether this node can confine the tools that read untrusted files (src/launcher/sandbox.ts):
  * it starts one confined process, as every conversion will.
  */
 import type { Config } from '../config.js';
-import { sandboxAvailability, setToolPolicy } from '../core/launcher/sandbox.js';
+import { sandboxAvailability, setToolPolicy } from '../launcher/sandbox.js';
 import type { DoctorCheck } from './check.js';
 
 export const sandboxCheck: DoctorCheck = {

@@ -9,8 +9,8 @@
  * Safe to run twice: a row that already has its MD5, or no longer names the blob, is left alone.
  */
 import type { BlobStore } from '../blobs/store.js';
-import { DigestStream, type BlobDigests } from '../blobs/digest.js';
-import { digestLocalFileInOneThread } from '../blobs/digest-threads.js';
+import { DigestStream, type BlobDigests } from '../digests/digest.js';
+import { digestLocalFileInOneThread } from '../digests/digest-threads.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { enqueue } from '../jobs/queue.js';
 import type { JobPayloads } from '../jobs/kinds.js';

@@ -23,7 +23,7 @@ import { newFileFields, newFileSchema, uploadFieldsOf } from '../http/upload/fie
 import { AnonymousStagingBudget, type AnonymousStaging } from './anonymous-staging.js';
 import { runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
-import { digestsLaterFor } from '../blobs/digest.js';
+import { digestsLaterFor } from '../digests/digest.js';
 import { uploadErrors } from '../core/error-catalogue/upload.js';
 
 interface StagedPart {

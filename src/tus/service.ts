@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
-import { digestsLaterFor } from '../blobs/digest.js';
+import { digestsLaterFor } from '../digests/digest.js';
 import { isAppError } from '../core/errors.js';
 import { fileBlobKey, type FileRecord, type StoreChoice } from '../core/file-record.js';
 import { nowUs } from '../core/time.js';

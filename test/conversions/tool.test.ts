@@ -1,5 +1,5 @@
 /**
- * How a conversion tool runs (src/conversions/tool.ts, src/core/launcher/sandbox.ts): confined (no
+ * How a conversion tool runs (src/conversions/tool.ts, src/launcher/sandbox.ts): confined (no
  * network, no file but its own), bounded in memory, and how its end is classified: a clean
  * non-zero exit is the tool refusing the input; dying of a signal or aborting (exit 128 and up) is a
  * crash, which the document conversion tries once more (LibreOffice aborts now and then while it
@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runTool, ToolError } from '../../src/conversions/tool.js';
-import { DEFAULT_TOOL_POLICY, setToolPolicy } from '../../src/core/launcher/sandbox.js';
+import { DEFAULT_TOOL_POLICY, setToolPolicy } from '../../src/launcher/sandbox.js';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-tool-test-'));
 const access = { read: [], write: [work] };

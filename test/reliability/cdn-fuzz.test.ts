@@ -23,7 +23,7 @@ import { healthy, rssMb, rssSampler } from './server-health.js';
  * Cases whose fix is not on main yet (skipped; STOWAGE_RELIABILITY_UNGATE=all runs them): none.
  * `cdn-event-loop-stalls` was the last: its final cause, the fork of a large server to start a
  * child process (60 ms at 1.6 GB of RSS), is gone since tools are started by the launcher helper
- * (src/core/launcher/, test/core/no-fork.test.ts).
+ * (src/launcher/, test/launcher/no-fork.test.ts).
  */
 const PENDING = new Set<string>([]);
 const pending = pendingGate(PENDING);

@@ -1,7 +1,7 @@
 /**
  * Large direct uploads (POST /base/): past 4 MiB a body's MD5 and SHA-256 are computed in the two
  * digest threads, not on the main thread: from the bytes just written on disk
- * (src/blobs/written-digest.ts), from the chunks in shared memory with S3 (streamed-digest.ts). Both must
+ * (src/digests/written-digest.ts), from the chunks in shared memory with S3 (streamed-digest.ts). Both must
  * still be the whole body's: the CDN's strong ETag is its MD5, and identical bodies share one blob
  * (their SHA-256) while a body differing in its last byte does not. Sizes straddle the switch.
  */

@@ -46,7 +46,7 @@ describe.skipIf(!haveStrace || usingS3())('an upload is written once, durably, b
     expect(answer).toBeGreaterThan(Math.max(fileSynced, dirSynced));
     // The type was judged from the head kept during the write: the file is opened twice, once to
     // write it and once, read-only, by a digest thread for its MD5 and SHA-256 (one read of the
-    // bytes just written, from the page cache, off the main thread: src/blobs/written-digest.ts).
+    // bytes just written, from the page cache, off the main thread: src/digests/written-digest.ts).
     // (An open that found no directory yet, ENOENT, is retried once the directory is made.)
     const opens = lines.filter((l) => l.includes(`/${uuid}"`) && /openat|access/.test(l) && !/ENOENT/.test(l));
     expect(opens).toHaveLength(2);

@@ -1,6 +1,6 @@
 /**
  * A large direct body's MD5 and SHA-256 are computed in two digest threads, one per algorithm,
- * each reading the bytes just written back from the page cache (src/blobs/digest-threads.ts); the
+ * each reading the bytes just written back from the page cache (src/digests/digest-threads.ts); the
  * main thread hashes none of it. Watched from outside with strace:
  * - the body is handed over 4 MiB at a time rather than one request per 256 KiB batch written:
  *   each thread opens the file once per 4 MiB step (plus the tail);

@@ -3,11 +3,11 @@
  * process, lazily), one request at a time, killed when a run passes its time bound or the memory
  * bound (STOWAGE_REMOVE_BG_MAX_RSS_BYTES), and stopped after a few idle minutes to give the
  * memory back. A killed child is simply started again by the next request. Started by the
- * launcher helper (src/core/launcher/), never forked from the server; messages go through it.
+ * launcher helper (src/launcher/), never forked from the server; messages go through it.
  */
 import fs from 'node:fs';
 import { compiledSibling } from '../../core/compiled-path.js';
-import { launch, type Launched } from '../../core/launcher/launch.js';
+import { launch, type Launched } from '../../launcher/launch.js';
 import { AddonError } from '../types.js';
 import type { RemoveBgReply, RemoveBgRequest } from './protocol.js';
 

@@ -3,7 +3,7 @@
  * a fixed list of video containers, named outright when the container is known. A file is not
  * allowed to choose how it is read: an HLS playlist (however it is named or wrapped) would have the
  * tool open every entry it lists (`file:`, `http:`, `concat:`, `subfile:`), and the concat or
- * image-sequence demuxers read other files too. The sandbox (src/core/launcher/sandbox.ts) stops
+ * image-sequence demuxers read other files too. The sandbox (src/launcher/sandbox.ts) stops
  * such reads anyway; this keeps the tools from trying.
  */
 

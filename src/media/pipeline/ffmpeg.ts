@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { AppError } from '../../core/errors.js';
-import { launchTool, missingProgram, SandboxUnavailableError } from '../../core/launcher/sandbox.js';
+import { launchTool, missingProgram, SandboxUnavailableError } from '../../launcher/sandbox.js';
 import { pinnedInput } from './ffmpeg-input.js';
 import type { InputKind } from './decoders.js';
 import type { Plan } from '../plan.js';

@@ -8,7 +8,7 @@
 import os from 'node:os';
 import { compiledSibling } from '../../core/compiled-path.js';
 import { AppError } from '../../core/errors.js';
-import { launch } from '../../core/launcher/launch.js';
+import { launch } from '../../launcher/launch.js';
 import { SVG_CHILD_HEAP_MB } from '../limits.js';
 import type { SvgHeader } from './svg-raster-child.js';
 import { imageErrors } from '../../core/error-catalogue/media.js';

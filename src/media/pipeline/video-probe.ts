@@ -5,7 +5,7 @@
  * confined to that one file (no network, nothing else readable) and bounded in time and memory,
  * with its demuxer pinned (./ffmpeg-input.ts); a file it cannot read simply has no video info.
  */
-import { launchTool } from '../../core/launcher/sandbox.js';
+import { launchTool } from '../../launcher/sandbox.js';
 import type { VideoInfo } from '../../core/file-record.js';
 import { demuxerFor, pinnedInput } from './ffmpeg-input.js';
 

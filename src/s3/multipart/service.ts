@@ -13,7 +13,7 @@ import type { FileRecord } from '../../core/file-record.js';
 import { newUuid } from '../../core/ids.js';
 import { nowUs } from '../../core/time.js';
 import { uuidInKey } from '../../blobs/sweep.js';
-import { digestsLaterFor } from '../../blobs/digest.js';
+import { digestsLaterFor } from '../../digests/digest.js';
 import { enqueue } from '../../jobs/queue.js';
 import type { Initiator } from '../../jobs/file-events.js';
 import type { ProjectRow } from '../../projects/service.js';

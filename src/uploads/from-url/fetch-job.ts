@@ -6,7 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import type { AppContext } from '../../context.js';
-import { digestsLaterFor } from '../../blobs/digest.js';
+import { digestsLaterFor } from '../../digests/digest.js';
 import { isAppError } from '../../core/errors.js';
 import { apiInitiator } from '../../jobs/file-events.js';
 import { fileBlobKey } from '../../core/file-record.js';

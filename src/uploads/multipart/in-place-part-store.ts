@@ -27,9 +27,9 @@ import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
 import { BlobPartStore, partEtag, type PartTarget, type PartWrite, type StoredPart, type WriteOptions } from './part-store.js';
 import { RunningDigests } from './running-digest.js';
-import { digestLocalFile } from '../../blobs/digest-threads.js';
-import { digestsLaterFor } from '../../blobs/digest.js';
-import { BatchedFileWriter } from '../../blobs/batched-file-writer.js';
+import { digestLocalFile } from '../../digests/digest-threads.js';
+import { digestsLaterFor } from '../../digests/digest.js';
+import { BatchedFileWriter } from '../../writes/batched-file-writer.js';
 
 /** The blob store abilities this store needs. */
 export type LocalMovableStore = BlobStore & Required<Pick<BlobStore, 'localPath' | 'move'>>;

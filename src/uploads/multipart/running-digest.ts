@@ -15,8 +15,8 @@
  * part rewritten after it was hashed (or while it is) spoils the digest the same way; a part
  * written for the first time never does, whenever it comes.
  */
-import type { BlobDigests } from '../../blobs/digest.js';
-import { ThreadDigests } from '../../blobs/digest-threads.js';
+import type { BlobDigests } from '../../digests/digest.js';
+import { ThreadDigests } from '../../digests/digest-threads.js';
 import type { PartWrite } from './part-store.js';
 
 interface Running {

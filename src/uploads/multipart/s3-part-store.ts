@@ -8,7 +8,7 @@
 import { Readable } from 'node:stream';
 import type { BlobStore, PresignedMultipart, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
-import { digestStored } from '../../blobs/streamed-digest.js';
+import { digestStored } from '../../digests/streamed-digest.js';
 import { fileBlobKey } from '../../core/file-record.js';
 import type { MultipartStore, PartTarget, StoredPart } from './part-store.js';
 

@@ -5,7 +5,7 @@
  * Unfinished uploads are reclaimed by a job scheduled at start for their expiry time.
  */
 import type { PutResult } from '../../blobs/store.js';
-import { digestStored } from '../../blobs/streamed-digest.js';
+import { digestStored } from '../../digests/streamed-digest.js';
 import type { AppContext } from '../../context.js';
 import { apiInitiator } from '../../jobs/file-events.js';
 import { fileBlobKey, type FileRecord, type StoreChoice } from '../../core/file-record.js';

@@ -9,7 +9,7 @@
  * starts a new helper.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { compiledSibling } from '../compiled-path.js';
+import { compiledSibling } from '../core/compiled-path.js';
 import type { FromHelper, LaunchRequest, OutputStream, ToHelper } from './protocol.js';
 
 export interface LaunchOptions {

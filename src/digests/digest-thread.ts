@@ -29,7 +29,7 @@ interface Pending {
 function workerFile(): URL {
   const here = new URL('./digest-worker.js', import.meta.url);
   if (!import.meta.url.endsWith('.ts')) return here;
-  return new URL(here.href.replace(/\/src\/blobs\/digest-worker\.js$/, '/dist/blobs/digest-worker.js'));
+  return new URL(here.href.replace(/\/src\/digests\/digest-worker\.js$/, '/dist/digests/digest-worker.js'));
 }
 
 export class DigestThread {

@@ -1,5 +1,5 @@
 /**
- * A large body written to disk does not leave its written chunks waiting for V8 (src/blobs/spent-chunks.ts).
+ * A large body written to disk does not leave its written chunks waiting for V8 (src/writes/spent-chunks.ts).
  * node:http hands each body chunk over as its own 64 KiB buffer; before, the dead ones were freed
  * only when their total reached V8's external-memory limit (about 64 MiB), and the main malloc
  * arena kept that as resident memory for good (a 1 GiB upload's peak RSS 164-172 MB against an
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BatchedFileWriter } from '../../src/blobs/batched-file-writer.js';
+import { BatchedFileWriter } from '../../src/writes/batched-file-writer.js';
 
 const MiB = 1024 * 1024;
 const CHUNK = 64 * 1024;

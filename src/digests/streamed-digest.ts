@@ -1,6 +1,6 @@
 /**
  * MD5 and SHA-256 of a body that passes through memory and is never written to a local file: an
- * upload streamed to S3 (s3-store.ts) or a stored object read once for its digests (digestStored).
+ * upload streamed to S3 (blobs/s3-store.ts) or a stored object read once for its digests (digestStored).
  * A small body is hashed on the main thread as its chunks pass (a file's is hashed in a thread once
  * written, written-digest.ts, but here there is no file to read back). Past SMALL_BODY_BYTES the
  * body is large: its chunks are copied into slabs of shared memory
@@ -16,9 +16,9 @@
  * `digest` rejects and the caller hashes the stored bytes again from the start, never answering
  * with a digest of part of them.
  */
+import type { Readable } from 'node:stream';
 import { DigestStream, SMALL_BODY_BYTES, type BlobDigests } from './digest.js';
 import { ThreadDigests } from './digest-threads.js';
-import type { BlobStore } from './store.js';
 
 /** Bytes handed to the threads at once: a message and a reply per MiB and thread. */
 const SLAB_BYTES = 1024 * 1024;
@@ -156,13 +156,18 @@ export class StreamedDigest {
   }
 }
 
+/** What digestStored reads a stored blob through: the blob store's `get` (src/blobs/store.ts). */
+export interface StoredBlobs {
+  get(key: string): Promise<Readable>;
+}
+
 /**
  * Size and digests of a blob already in the store, read once: for bytes that arrived without
  * passing through a node (S3 multipart parts) or that a dead process wrote. Hashed in the digest
  * threads as it streams in; if a thread fails, read again and hashed on the main thread (the
  * threads may be failing for good).
  */
-export async function digestStored(blobs: BlobStore, key: string): Promise<BlobDigests & { size: number }> {
+export async function digestStored(blobs: StoredBlobs, key: string): Promise<BlobDigests & { size: number }> {
   try {
     return await readDigests(blobs, key, new StreamedDigest());
   } catch (err) {
@@ -171,7 +176,7 @@ export async function digestStored(blobs: BlobStore, key: string): Promise<BlobD
   }
 }
 
-async function readDigests(blobs: BlobStore, key: string, into: StreamedDigest | DigestStream): Promise<BlobDigests & { size: number }> {
+async function readDigests(blobs: StoredBlobs, key: string, into: StreamedDigest | DigestStream): Promise<BlobDigests & { size: number }> {
   let size = 0;
   try {
     for await (const chunk of await blobs.get(key)) {

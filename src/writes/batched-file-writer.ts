@@ -1,6 +1,6 @@
 /**
  * Writes a body into a file from an offset, in batches, and syncs it before it finishes: a
- * multipart part at its offset in the upload's data file, or a new blob's temp file (fs-store.ts).
+ * multipart part at its offset in the upload's data file, or a new blob's temp file (blobs/fs-store.ts).
  * A socket hands the body over in chunks of 64 KiB or less; fs.WriteStream writes each one as its
  * own request to libuv's thread pool (16,000 round trips per GiB, each a wake-up of a pool thread
  * and a callback on the main thread, the largest item of the part PUT's profile). Here chunks are

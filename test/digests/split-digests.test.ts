@@ -1,7 +1,7 @@
 /**
- * A large body's two digests in two threads (src/blobs/digest-threads.ts): MD5 in one digest
+ * A large body's two digests in two threads (src/digests/digest-threads.ts): MD5 in one digest
  * thread, SHA-256 in the other, each fed the same ranges of the file just written
- * (src/blobs/written-digest.ts). The values must be exactly node's crypto over the same bytes (the
+ * (src/digests/written-digest.ts). The values must be exactly node's crypto over the same bytes (the
  * CDN ETag and the content address do not change), on both sides of the 4 MiB switch to the
  * threads and whatever the chunk sizes; a range that cannot be read loses the digest for good
  * rather than answering one of part of the bytes.
@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ThreadDigests } from '../../src/blobs/digest-threads.js';
+import { ThreadDigests } from '../../src/digests/digest-threads.js';
 import { FsBlobStore } from '../../src/blobs/fs-store.js';
-import { StreamedDigest, digestStored } from '../../src/blobs/streamed-digest.js';
+import { StreamedDigest, digestStored } from '../../src/digests/streamed-digest.js';
 
 const MiB = 1024 * 1024;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-split-digests-'));
@@ -70,7 +70,7 @@ describe('split digests', () => {
 
 /**
  * A body that is never written locally (an S3 upload, a stored object read once): past 4 MiB its
- * chunks go to the two threads in slabs of shared memory (src/blobs/streamed-digest.ts), a few
+ * chunks go to the two threads in slabs of shared memory (src/digests/streamed-digest.ts), a few
  * slabs per body, so `update` asks the caller to wait when all of them are with the threads.
  */
 describe('digests of a body streamed through memory', () => {

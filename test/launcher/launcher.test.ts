@@ -1,5 +1,5 @@
 /**
- * The launcher (src/core/launcher/): tools started by a helper process instead of a fork of the
+ * The launcher (src/launcher/): tools started by a helper process instead of a fork of the
  * server. These run the real helper from this test process: input and output relayed, exit codes
  * and signals reported, process groups killed whole, output capped, and no tool left running when
  * the helper or the process that launched it dies.
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compiledSibling } from '../../src/core/compiled-path.js';
-import { launch, launcherPid, startLauncher } from '../../src/core/launcher/launch.js';
+import { launch, launcherPid, startLauncher } from '../../src/launcher/launch.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -136,7 +136,7 @@ describe('launcher', () => {
 
   it('when the process that launched a tool is killed, the helper kills the tool and exits', async () => {
     // A separate Node process launches `sleep` and prints both pids; then it is SIGKILLed.
-    const script = `import('${compiledSibling(import.meta.url.replace('/test/core/', '/src/core/'), './launcher/launch.js')}').then(({ launch, launcherPid }) => {
+    const script = `import('${compiledSibling(import.meta.url.replace('/test/launcher/', '/src/launcher/'), './launch.js')}').then(({ launch, launcherPid }) => {
       launch('sh', ['-c', 'echo $$; exec sleep 30'], { onStdout: (d) => process.stdout.write(launcherPid() + ' ' + d) });
     });`;
     const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -3,7 +3,7 @@
  * one, SHA-256 in the other, both fed the same bytes and hashing them at once: byte ranges of a
  * local file just written (written-digest.ts), or slabs of shared memory for bytes that are never
  * written locally (streamed-digest.ts, S3), or the parts of a multipart upload as they land
- * (running-digest.ts).
+ * (uploads/multipart/running-digest.ts).
  * Without SHA-NI, SHA-256 costs about 2.9 s of CPU per GiB and MD5 1.8 s; in one thread they were
  * a 4.7 s chain, and SHA-256 on the main thread (from a direct body's chunks as they passed) made
  * the main thread, which receives the bytes, the chain a large upload waited on

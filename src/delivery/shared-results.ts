@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { BlobStore } from './store.js';
+import type { BlobStore } from '../blobs/store.js';
 
 export interface SharedResult<M> {
   meta: M;
