@@ -59,11 +59,10 @@ export type RestSessionAuth = (req: FastifyRequest) => Promise<number | null>;
 
 /**
  * A REST read a feature can answer without a promise when all it needs is in memory (a file's info
- * from the node's record cache). The REST server tries it before routing, for a plain GET whose
- * credentials it can check at once (cached keys), after the Accept and authentication checks; a
- * found answer is sent only once the project's throttle admits it (spending the budget as the
- * route would), so it is the very answer the route would give. A read that cannot answer at once
- * returns null and the route answers as usual (src/http/rest/quick-reads.ts).
+ * from the node's record cache). The REST server tries it before routing, for a plain GET that the
+ * API's gate (src/http/rest/gate.ts: Accept, authentication, throttling) admits at once, so it is
+ * the very answer the route would give. A read that cannot answer returns null and the route
+ * answers as usual, without checking the request again (src/http/rest/quick-reads.ts).
  */
 export interface RestQuickRead {
   /** The route pattern it stands in for: the request's metrics label. */

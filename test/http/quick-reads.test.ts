@@ -168,4 +168,22 @@ describe('REST reads answered before routing, throttled', () => {
     expect(refused?.json.detail).toMatch(/^Request was throttled\. Expected available in \d+ seconds\.$/);
     expect(quick).toBe(30 - settled);
   });
+
+  it('spend once for a read admitted in front of Fastify and then answered by the route', async () => {
+    const project = await slow.newProject();
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const read = () => project.call('GET', `/files/${missing}/`);
+    // The first read is routed (it reads the project's keys); the rest are admitted in front, find
+    // no file and go on to the route, which answers the 404 without spending again.
+    let inFront = 0;
+    for (let i = 0; i < 10; i++) {
+      const before = await metric(slow.rest, 'stowage_rest_quick_answers_total');
+      expect((await read()).status).toBe(404);
+      inFront += (await metric(slow.rest, 'stowage_rest_quick_answers_total')) - before;
+    }
+    expect(inFront).toBe(0);
+    let answered = 10;
+    while (answered <= 30 && (await read()).status === 404) answered++;
+    expect(answered).toBe(30);
+  });
 });

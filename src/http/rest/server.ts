@@ -2,20 +2,15 @@
  * The REST API surface: versioning (Accept), authentication, one error renderer, and one plugin per
  * resource. Bodies are captured raw because the request signature covers their MD5.
  */
-import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { BodyError, isAppError } from '../../core/errors.js';
-import { parseRestVersion, type RestVersion } from './version.js';
-import { checkRestAuth, parseRestAuth, restAuthPubKey, verifyRestAuth, type RestAuthRequest } from '../../auth/rest-signature.js';
-import { VerifiedSignatures } from '../../auth/verified-signatures.js';
+import type { RestVersion } from './version.js';
 import type { AppContext } from '../../context.js';
-import type { ProjectRow } from '../../projects/service.js';
 import { rawBody, sendJson } from '../common/json.js';
-import { isDirectLoopback, isSecure, proxyMatcher } from '../common/trust.js';
 import type { RestQuickRead, RestSessionAuth, RoutePlugin } from '../../feature.js';
 import { attachQuickReads } from './quick-reads.js';
 import type { HttpsOptions } from '../common/tls.js';
-import { restLimiter, throttleRest, throttleRestNow } from '../common/throttle.js';
+import { restGate, type Admitted, type AtOnce } from './gate.js';
 import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
@@ -51,8 +46,6 @@ export interface RestExtras {
   quickReads?: RestQuickRead[];
 }
 
-const NO_BODY = Buffer.alloc(0);
-
 const isOpenRoute = (req: FastifyRequest): boolean => req.routeOptions.config?.openRoute === true;
 
 /** `routes`: the REST routes every feature contributes; they run after authentication. */
@@ -64,14 +57,12 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     clientErrorHandler: clientErrorHandler((_status, message) => ({ contentType: 'application/json', body: JSON.stringify({ detail: message }) })),
     ...(https ? { https } : {}),
   });
-  const trusted = proxyMatcher(ctx.config.trustedProxies);
   app.decorateRequest('projectId', 0);
   app.decorateRequest('apiVersion', '0.7');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   const catalog = routeCatalog(app);
   if (ctx.config.checkResponses) checkResponses(app, ctx.log, undefined, { description: 'Refused.', schema: restErrorJson });
-  const verified = new VerifiedSignatures();
 
   // Callback-style hooks where nothing is awaited: an async hook costs a promise and a microtask
   // turn on every request (docs/performance.md).
@@ -88,81 +79,23 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
       .send();
   });
 
-  // Simple auth sends the secret itself: it needs HTTPS, or (by default) a local client on
-  // loopback. Worked out only when asked (signed requests never ask): parsing the peer's address costs.
-  const allowsSimpleAuth = (raw: IncomingMessage): boolean => isSecure(raw, trusted) || (ctx.config.simpleAuthLoopback && isDirectLoopback(raw));
-  // The request as the signature check reads it, on both paths. A class, not an object literal
-  // with a getter: the literal cost a new getter function and shape work per request (docs/performance.md).
-  const authOptions = { aliases: ctx.config.sdkAliases, verified };
-  class RawAuthRequest implements RestAuthRequest {
-    readonly method: string;
-    readonly uri: string;
-    readonly headers: IncomingMessage['headers'];
-    constructor(
-      private readonly raw: IncomingMessage,
-      readonly body: Buffer,
-    ) {
-      this.method = raw.method ?? '';
-      this.uri = raw.url ?? '';
-      this.headers = raw.headers;
-    }
-    get secure(): boolean {
-      return allowsSimpleAuth(this.raw);
-    }
-  }
-  const authenticate = async (req: FastifyRequest): Promise<void> => {
-    req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
-    if (req.headers.authorization === undefined) {
-      for (const session of extras.sessions ?? []) {
-        const projectId = await session(req);
-        if (projectId !== null) return void (req.projectId = projectId);
-      }
-    }
-    const authReq = new RawAuthRequest(req.raw, rawBody(req));
-    const check = (found: { project: ProjectRow; secrets: string[] } | null) =>
-      verifyRestAuth(authReq, async () => (found ? { projectId: found.project.id, secrets: found.secrets } : null), authOptions);
-    const pubKey = restAuthPubKey(req.headers);
-    // A key added a moment ago (maybe on another node) must work at once: the same retry with keys
-    // read afresh as the Upload API's credentials check. Without a well-formed header there is no
-    // key to look up, and the check answers the spec's 401.
-    req.projectId = pubKey === null ? await check(null) : await ctx.projects.withKeys(pubKey, check);
-  };
-  /**
-   * The common case, decided without a promise: a signed (or Simple) request of a project whose
-   * keys this node has cached, checked against them. Null when that does not apply or the check fails: the full
-   * `authenticate` then answers (reading keys afresh first, so a key added elsewhere still works).
-   */
-  const cachedProject = (raw: IncomingMessage, body: Buffer): number | null => {
-    const authReq = new RawAuthRequest(raw, body);
-    try {
-      const auth = parseRestAuth(authReq, ctx.config.sdkAliases);
-      const found = ctx.projects.cached(auth.pubKey);
-      if (!found) return null;
-      return checkRestAuth(authReq, auth, { projectId: found.project.id, secrets: found.secrets }, authOptions);
-    } catch {
-      return null;
-    }
-  };
-  // Then per-project throttling, once authentication has named the project: one hook for both.
-  // Callback-style: the common request (cached keys, in-process limiter) passes without a promise
-  // or a microtask turn; anything else takes the full path.
-  const limiter = restLimiter(ctx);
+  // Accept, authentication and throttling: one gate, passed once per request, here or in front
+  // of Fastify (gate.ts). Callback-style: the common request (cached keys, in-process limiter)
+  // passes without a promise or a microtask turn; anything else takes the full path.
+  const gate = restGate(ctx, extras.sessions ?? []);
   app.addHook('preHandler', (req, _reply, done) => {
     if (isOpenRoute(req)) return done();
-    let known: number | null = null;
+    const carried = gate.carried(req.raw);
+    if (carried !== undefined) return void admit(req, carried, done);
+    let partial: AtOnce;
     try {
-      req.apiVersion = parseRestVersion(req.headers.accept, ctx.config.sdkAliases);
-      known = req.headers.authorization === undefined ? null : cachedProject(req.raw, rawBody(req));
-      if (known !== null) {
-        req.projectId = known;
-        if (throttleRestNow(limiter, known)) return done();
-      }
+      partial = gate.atOnce(req.raw, rawBody(req));
     } catch (err) {
       return done(err as Error);
     }
-    (known !== null ? Promise.resolve() : authenticate(req))
-      .then(() => throttleRest(limiter, req.projectId))
-      .then(() => done(), done);
+    if (partial.admitted) return void admit(req, partial, done);
+    req.apiVersion = partial.version;
+    gate.full(req, partial).then((admitted) => admit(req, admitted, done), done);
   });
 
   // Reads answered from memory in front of the routes, with the same checks (quick-reads.ts).
@@ -175,9 +108,7 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
   });
   attachQuickReads(app.server, {
     reads: extras.quickReads ?? [],
-    version: (accept) => parseRestVersion(accept, ctx.config.sdkAliases),
-    project: (raw) => cachedProject(raw, NO_BODY),
-    admit: (projectId) => throttleRestNow(limiter, projectId),
+    gate,
     answering: (res, route) => {
       quickAnswers++;
       ctx.metrics.routeLabel(res, route);
@@ -210,4 +141,10 @@ export async function buildRestServer(ctx: AppContext, https: HttpsOptions | nul
     for (const plugin of extras.open ?? []) await scope.register(plugin);
   });
   return app;
+}
+
+function admit(req: FastifyRequest, admitted: Admitted, done: () => void): void {
+  req.apiVersion = admitted.version;
+  req.projectId = admitted.projectId;
+  done();
 }
