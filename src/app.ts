@@ -68,7 +68,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     });
     metrics.gauge('stowage_store_alone', 'Whether this node is its PostgreSQL schema\'s only writer and caches file rows (db/pg-alone.ts)', () => (alone ? 1 : 0));
   }
-  const ctx: AppContext = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, redis, queue, worker, metrics };
+  const ctx: AppContext<FileService> = { config, bases: { rest: '', upload: '', cdn: '' }, log, db, blobs, projects, files, redis, queue, worker, metrics };
   nodeGauges(metrics, config, queue);
   await waitForRedis(redis, log);
   const features = await createFeatures(ctx);

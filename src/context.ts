@@ -6,13 +6,17 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/connect.js';
 import type { BlobStore } from './blobs/store.js';
-import type { FileService } from './files/service.js';
+import type { FileContract } from './file-contract.js';
 import type { ProjectService } from './projects/service.js';
 import type { JobQueue } from './jobs/queue.js';
 import type { Worker } from './jobs/worker.js';
 import type { UrlBases } from './core/file-json.js';
 
-export interface AppContext {
+/**
+ * `Files` is what `ctx.files` shows: the other features see the FileContract; app.ts, the
+ * composition root and the files feature itself see the whole FileService (src/files/context.ts).
+ */
+export interface AppContext<Files extends FileContract = FileContract> {
   config: Config;
   /** Public base URLs (no trailing slash); fixed once the listeners are bound. */
   bases: UrlBases;
@@ -20,7 +24,7 @@ export interface AppContext {
   db: Db;
   blobs: BlobStore;
   projects: ProjectService;
-  files: FileService;
+  files: Files;
   /** The node's Redis connection (net/redis.ts), or null when none is configured. */
   redis: Redis | null;
   queue: JobQueue;

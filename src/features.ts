@@ -5,6 +5,7 @@
  */
 import type { AppContext } from './context.js';
 import type { Feature } from './feature.js';
+import type { FileService } from './files/service.js';
 import { conversionsFeature } from './conversions/feature.js';
 import { copiesFeature } from './copies/feature.js';
 import { deliveryFeature } from './delivery/feature.js';
@@ -17,7 +18,7 @@ import { tusFeature } from './tus/feature.js';
 import { dashboardFeature } from './dashboard/feature.js';
 import { s3Feature } from './s3/feature.js';
 
-export async function createFeatures(ctx: AppContext): Promise<Feature[]> {
+export async function createFeatures(ctx: AppContext<FileService>): Promise<Feature[]> {
   // Every node renders (copies with operations); only a CDN node serves files and keeps a cache.
   const only = ctx.config.only;
   const delivery = await deliveryFeature(ctx, { serveCdn: only.includes('cdn'), keepOriginals: only.includes('cdn') || only.includes('s3') });

@@ -10,18 +10,7 @@ import { formatUs, nowUs } from '../core/time.js';
 import { checkTagCount, diffTags, type TagChange } from '../core/tags.js';
 import { fileNotFound, moveOf, type FileLifecycle } from './lifecycle.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
-
-/** An add-on's result for `appdata.<name>` and what else it asks for (see writeAddonResult). */
-export interface AddonResultWrite {
-  name: string;
-  version: string;
-  data: unknown;
-  initiator: Initiator;
-  /** Also record `file.infected`. */
-  infected: boolean;
-  /** Remove the file in the same transaction (its `file.deleted` follows the appdata events). */
-  remove: boolean;
-}
+import type { AddonResultWrite } from '../file-contract.js';
 
 export class FileEdits {
   constructor(

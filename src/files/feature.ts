@@ -2,7 +2,7 @@
  * Files: REST files, metadata and project; Upload /base/ and /info/; reclaiming the bytes of
  * removed files and expiring unstored ones.
  */
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import { BLOB_DELETE_JOB, DIGEST_LATER_JOB, EXPIRY_SWEEP_JOB } from './service.js';
 import type { Feature } from '../feature.js';
 import { fileInfoAnswers, fileRoutes } from './rest-files.js';
@@ -14,7 +14,7 @@ import { searchRoutes } from './rest-search.js';
 import { baseRoute } from './upload-base.js';
 import { infoRoute } from './upload-info.js';
 
-export function filesFeature(ctx: AppContext): Feature {
+export function filesFeature(ctx: FilesContext): Feature {
   const infoAnswer = fileInfoAnswers(ctx);
   const batches = ctx.files.readBatchStats();
   if (batches) {

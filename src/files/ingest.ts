@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import { withLocalFile } from '../blobs/local-file.js';
 import type { BlobStore } from '../blobs/store.js';
-import type { Db, DbOrTrx } from '../db/connect.js';
+import type { Db } from '../db/connect.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { adjustCounters, fileMove, fileState } from '../db/project-counters.js';
@@ -14,52 +14,14 @@ import type { ContentRepo } from './contents/repo.js';
 import { INSPECT_HEAD_BYTES, inspectFile, inspectHead, type Inspection } from '../media/pipeline/inspect.js';
 import type { FileEventOutbox } from '../jobs/event-outbox.js';
 import type { FileEvent, Initiator } from '../jobs/file-events.js';
-import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type FileRecord, type StoreChoice } from '../core/file-record.js';
+import { cleanOriginalFilename, fileBlobKey, sanitizeFilename, type FileRecord } from '../core/file-record.js';
 import { declaredMimeType } from '../core/declared-type.js';
 import { newUuid } from '../core/ids.js';
 import type { ProjectRow } from '../projects/service.js';
 import { nowUs } from '../core/time.js';
 import { enqueueLaterDigest } from './digest-later.js';
 import type { FileLifecycle } from './lifecycle.js';
-
-export interface IngestOptions {
-  originalFilename: string | undefined;
-  /** The Content-Type the client gave the file (part header, multipart `content_type`, remote response); null when none. */
-  declaredType: string | null;
-  store: StoreChoice;
-  metadata: Record<string, string>;
-  maxBytes: number;
-  onTooLarge: () => Error;
-  initiator: Initiator;
-  sourceUrl?: string | null;
-  /** The new file's uuid when the caller chose it in advance (a conversion answers it at once). */
-  uuid?: string;
-  /** Normalized tags (core/tags.ts); none when absent. */
-  tags?: string[];
-  /** The S3 key (PutObject, docs/s3.md): the live file holding it is removed in the new row's transaction. */
-  objectKey?: string;
-  /** The S3 ETag of an object assembled from parts. */
-  objectEtag?: string;
-}
-
-export interface StagedBlob {
-  uuid: string;
-  blobKey: string;
-  size: number;
-  /** Empty when the digests come later (`sha256` null). */
-  md5: string;
-  /**
-   * Content address: a committed row shares the project's blob with the same SHA-256, if any.
-   * Null: not computed yet; the row commits with its own blob and a `file.digest` job computes
-   * both digests after the answer, then shares the blob (digest-later.ts).
-   */
-  sha256: string | null;
-  /** The first bytes (inspect.ts's INSPECT_HEAD_BYTES), kept as they streamed in, when the store returned them. */
-  head?: Buffer;
-}
-
-/** Work that must commit with a new file's row (add-ons run on upload enqueue theirs here). */
-export type UploadHook = (trx: DbOrTrx, file: FileRecord, initiator: Initiator) => Promise<void>;
+import type { IngestOptions, StagedBlob, UploadHook } from '../file-contract.js';
 
 export class FileIngest {
   private readonly uploadHooks: UploadHook[] = [];

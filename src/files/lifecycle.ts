@@ -22,14 +22,11 @@ import { nowUs } from '../core/time.js';
 import { enqueueLaterDigest } from './digest-later.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
 import { BLOB_DELETE_JOB } from './job-names.js';
+import type { Removal } from '../file-contract.js';
 
 export const fileNotFound = restErrors.notFound;
 const removedForGood = restErrors.removedNotStorable;
 
-/** How a removal may be taken back: `restoreMs` after it, a store brings the file back (0: never). */
-export interface Removal {
-  restoreMs: number;
-}
 const FINAL: Removal = { restoreMs: 0 };
 
 export class FileLifecycle {

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { formatCursor } from '../core/time.js';
 import { apiInitiator } from '../jobs/file-events.js';
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import type { FileRecord } from '../core/file-record.js';
 import type { RestVersion } from '../core/file-json.js';
 import { restFileFor } from '../core/file-json-v06.js';
@@ -47,7 +47,7 @@ const batchJson = z.object({ status: z.literal('ok'), problems: z.record(z.strin
  * from the node's cache is the same object on every hit until the file changes (record-cache.ts);
  * the URL bases are fixed. One per node, shared by the route and its quick read (info-quick-read.ts).
  */
-export function fileInfoAnswers(ctx: AppContext) {
+export function fileInfoAnswers(ctx: FilesContext) {
   const rendered = new RenderedPerRecord();
   return (version: RestVersion, file: Readonly<FileRecord>, extras: boolean): Buffer =>
     rendered.get(file, `${version}:${extras}`, () => jsonBytes(restFileFor(version, file, ctx.bases, extras)));
@@ -57,13 +57,13 @@ export function fileInfoAnswers(ctx: AppContext) {
  * A file as the list shows it, rendered once per record and variant (JSON text): a row the list
  * reads again unchanged is the same record (list/record-versions.ts).
  */
-function listedFiles(ctx: AppContext) {
+function listedFiles(ctx: FilesContext) {
   const rendered = new RenderedPerRecord<string>();
   return (version: RestVersion, file: Readonly<FileRecord>, extras: boolean): string =>
     rendered.get(file, `${version}:${extras}`, () => JSON.stringify(restFileFor(version, file, ctx.bases, extras)));
 }
 
-export function fileRoutes(ctx: AppContext, infoAnswer = fileInfoAnswers(ctx)) {
+export function fileRoutes(ctx: FilesContext, infoAnswer = fileInfoAnswers(ctx)) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     const json = (req: FastifyRequest, f: FileRecord, extras = false) => restFileFor(req.apiVersion, f, ctx.bases, extras);
     // A client's removal can be taken back by storing the file again, for a while (docs/files.md).

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { apiInitiator } from '../jobs/file-events.js';
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import { sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
@@ -17,7 +17,7 @@ const valueBody = parsedField({ type: 'string', description: 'The value, as a JS
 });
 const METADATA = ['Metadata'];
 
-export function metadataRoutes(ctx: AppContext) {
+export function metadataRoutes(ctx: FilesContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     restRoute(
       app,

@@ -1,7 +1,7 @@
 /** REST: GET /project/ (wire-reference §2.9) and POST /project/cdn_tokens/ (docs/cdn-signed-urls.md). */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import { parseBoolean, REST_API_BOOLEANS } from '../core/booleans.js';
 import { formOrJsonBody, sendJson } from '../http/common/json.js';
 import { parsedField } from '../http/common/route.js';
@@ -30,7 +30,7 @@ const tokenBody = z.object({
 
 const tokenJson = z.object({ token: z.string(), acl: z.string().nullable(), expire: z.number().int(), url: z.string() });
 
-export function projectRoutes(ctx: AppContext) {
+export function projectRoutes(ctx: FilesContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     restRoute(
       app,

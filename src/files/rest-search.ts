@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import type { FileRecord } from '../core/file-record.js';
 import { restFileFor } from '../core/file-json-v06.js';
 import { jsonBody, sendJson } from '../http/common/json.js';
@@ -73,7 +73,7 @@ const searchSpec = {
   responses: { 200: { description: 'A page of matching files.', schema: restPage(restFileSchema) }, 400: { description: 'Invalid fields.', schema: fieldErrorsJson } },
 } as const;
 
-export function searchRoutes(ctx: AppContext) {
+export function searchRoutes(ctx: FilesContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     restRoute(app, searchSpec, async (req, reply) => {
       const raw = queryOf(req.query);

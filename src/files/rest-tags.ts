@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { normalizeTags } from '../core/tags.js';
 import { apiInitiator } from '../jobs/file-events.js';
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import { sendJson } from '../http/common/json.js';
 import { objectBody, parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
@@ -37,7 +37,7 @@ const tagsJson = z.object({ tags: z.array(z.string()) });
 const changeJson = z.object({ tags: z.array(z.string()), added: z.array(z.string()), deleted: z.array(z.string()) });
 const TAGS = ['Tags'];
 
-export function tagRoutes(ctx: AppContext) {
+export function tagRoutes(ctx: FilesContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     restRoute(
       app,

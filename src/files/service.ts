@@ -17,9 +17,10 @@ import type { FileRecord } from '../core/file-record.js';
 import { parseUuid } from '../core/ids.js';
 import type { ProjectRow } from '../projects/service.js';
 import type { TagChange } from '../core/tags.js';
-import { FileEdits, type AddonResultWrite } from './edits.js';
-import { FileIngest, type IngestOptions, type StagedBlob, type UploadHook } from './ingest.js';
-import { fileNotFound, FileLifecycle, type Removal } from './lifecycle.js';
+import { FileEdits } from './edits.js';
+import { FileIngest } from './ingest.js';
+import { fileNotFound, FileLifecycle } from './lifecycle.js';
+import type { AddonResultWrite, FileContract, IngestOptions, Removal, StagedBlob, UploadHook } from '../file-contract.js';
 import { LaterDigests } from './digest-later.js';
 
 // FileService is the feature's one service; its parts: new files (ingest.ts), stored and removed
@@ -27,10 +28,8 @@ import { LaterDigests } from './digest-later.js';
 export { fileNotFound } from './lifecycle.js';
 export { BLOB_DELETE_JOB, EXPIRY_SWEEP_JOB } from './job-names.js';
 export { DIGEST_LATER_JOB } from './digest-later.js';
-export type { AddonResultWrite } from './edits.js';
-export type { IngestOptions, StagedBlob, UploadHook } from './ingest.js';
 
-export class FileService {
+export class FileService implements FileContract {
   private readonly repo: FileRepo;
   private readonly contents: ContentRepo;
   /** Records of the REST reads of one file, valid while the store's change stamp holds. */

@@ -12,9 +12,9 @@ import { pipeline } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { MultipartFile } from '@fastify/multipart';
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import { apiInitiator } from '../jobs/file-events.js';
-import type { StagedBlob } from './service.js';
+import type { StagedBlob } from '../file-contract.js';
 import { fileTooLarge, mapMultipartError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
 import { sendJson } from '../http/common/json.js';
@@ -54,7 +54,7 @@ const BASE_SPEC = {
   responses: { 200: { description: 'Field name to the new file\'s UUID.', schema: z.record(z.string(), z.string()) } },
 } as const;
 
-export function baseRoute(ctx: AppContext) {
+export function baseRoute(ctx: FilesContext) {
   const budget = new AnonymousStagingBudget(ctx.config.anonymousStagingPerIpBytes, ctx.config.anonymousStagingTotalBytes);
   return async function plugin(app: FastifyInstance): Promise<void> {
     uploadRoute(app, BASE_SPEC, async (req, reply) => {
@@ -108,7 +108,7 @@ export function baseRoute(ctx: AppContext) {
  * valid (else the 403 goes out before a byte of the body is read); the JS SDK's client header
  * names the key its body carries after the file.
  */
-async function keyKnownBeforeBody(ctx: AppContext, req: FastifyRequest, params: Params): Promise<boolean> {
+async function keyKnownBeforeBody(ctx: FilesContext, req: FastifyRequest, params: Params): Promise<boolean> {
   if (firstOf(params, publicKeyFields(ctx.config.sdkAliases)) !== undefined) {
     checkNoNulls(params);
     await requireProject(ctx, params, 'base');
@@ -118,12 +118,12 @@ async function keyKnownBeforeBody(ctx: AppContext, req: FastifyRequest, params: 
   return claimed !== null && (await ctx.projects.lookup(claimed)) !== null;
 }
 
-function anonymousBytesRefused(ctx: AppContext): Error {
+function anonymousBytesRefused(ctx: FilesContext): Error {
   const name = ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY';
   return uploadErrors.publicKeyRequiredBeforeFile(name);
 }
 
-async function readParts(ctx: AppContext, req: FastifyRequest, params: Params, out: StagedPart[], staging: AnonymousStaging): Promise<void> {
+async function readParts(ctx: FilesContext, req: FastifyRequest, params: Params, out: StagedPart[], staging: AnonymousStaging): Promise<void> {
   const keyFields = publicKeyFields(ctx.config.sdkAliases);
   for await (const part of req.parts()) {
     if (part.type === 'field') {

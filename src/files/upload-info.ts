@@ -1,7 +1,7 @@
 /** GET /info/: the upload API's view of one file (wire-reference §1.5). */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { AppContext } from '../context.js';
+import type { FilesContext } from './context.js';
 import { parseUuid } from '../core/ids.js';
 import { uploadInfoJson } from '../core/file-json.js';
 import { sendJson } from '../http/common/json.js';
@@ -24,7 +24,7 @@ const infoFields = z.object({
 });
 const infoQuery = z.object({ pub_key: uploadFieldDocs.pub_key.optional(), ...infoFields.shape, jsonerrors: uploadFieldDocs.jsonerrors });
 
-export function infoRoute(ctx: AppContext) {
+export function infoRoute(ctx: FilesContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     uploadRoute(
       app,
