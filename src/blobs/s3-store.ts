@@ -192,6 +192,12 @@ class S3Multipart implements PresignedMultipart {
     return getSignedUrl(this.presigner, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn });
   }
 
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Readable, size: number): Promise<string> {
+    const out = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: size }));
+    if (!out.ETag) throw new Error('S3 UploadPart returned no ETag');
+    return out.ETag;
+  }
+
   async listParts(key: string, uploadId: string): Promise<UploadedPart[]> {
     const parts: UploadedPart[] = [];
     let marker: string | undefined;

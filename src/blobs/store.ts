@@ -99,6 +99,11 @@ export interface PresignedMultipart {
   create(key: string, contentType: string): Promise<string>;
   /** A URL a client may PUT part `partNumber` to, without credentials, for `expiresInS` seconds. */
   partUrl(key: string, uploadId: string, partNumber: number, expiresInS: number): Promise<string>;
+  /**
+   * Sends part `partNumber`, exactly `size` bytes of `body`, through this node (a client of another
+   * protocol hands the part to the node); answers the store's ETag for it, which `complete` needs.
+   */
+  uploadPart(key: string, uploadId: string, partNumber: number, body: Readable, size: number): Promise<string>;
   /** Parts received so far, in order. */
   listParts(key: string, uploadId: string): Promise<UploadedPart[]>;
   /** Assembles the parts into `key`; the object appears only now. */

@@ -14,6 +14,8 @@ import type { S3Request } from './request.js';
 
 export interface ObjectBody {
   source: Readable;
+  /** The declared length (Content-Length, or x-amz-decoded-content-length when aws-chunked); null when not declared. */
+  length: number | null;
   /** Throws BadDigest / XAmzContentSHA256Mismatch when the stored bytes are not the ones signed. */
   verify(put: Pick<PutResult, 'md5' | 'sha256'>): void;
 }
@@ -42,6 +44,7 @@ export function objectBody(r: S3Request, caller: Caller, maxBytes = Number.MAX_S
   const contentMd5 = h['content-md5'];
   return {
     source,
+    length: expected,
     verify(put) {
       if (!chunked && /^[0-9a-f]{64}$/.test(payload) && put.sha256 !== null && put.sha256 !== payload) {
         throw s3Error(400, 'XAmzContentSHA256Mismatch', 'The provided \'x-amz-content-sha256\' header does not match what was computed.');

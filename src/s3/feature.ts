@@ -12,10 +12,14 @@ export function s3Feature(ctx: AppContext, deps: { readOriginal: ReadOriginal })
   const multipart = new S3Multipart(ctx, service);
   return {
     name: 's3',
-    s3: s3Handler(ctx, service, multipartHandlers(multipart)),
+    s3: s3Handler(ctx, service, multipartHandlers(multipart, service)),
     jobs: {
       [S3_MULTIPART_EXPIRE_JOB]: { run: (p) => multipart.forget(p.uploadId) },
     },
-    blobOwners: [{ prefix: PARTS_PREFIX, referenced: (keys) => multipart.referencedKeys(keys) }],
+    blobOwners: [
+      { prefix: PARTS_PREFIX, referenced: (keys) => multipart.referencedKeys(keys, PARTS_PREFIX) },
+      // An upload's file under files/ (its uuid is the upload id) from the bucket's completion to its row.
+      { prefix: 'files/', referenced: (keys) => multipart.referencedKeys(keys, 'files/') },
+    ],
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Multipart requests of the S3 surface: CreateMultipartUpload (`POST ?uploads`), UploadPart
- * (`PUT ?partNumber&uploadId`), CompleteMultipartUpload (`POST ?uploadId`), AbortMultipartUpload
- * (`DELETE ?uploadId`), ListParts (`GET ?uploadId`) and ListMultipartUploads (`GET /<bucket>?uploads`).
+ * (`PUT ?partNumber&uploadId`), UploadPartCopy (the same with `x-amz-copy-source`),
+ * CompleteMultipartUpload (`POST ?uploadId`), AbortMultipartUpload (`DELETE ?uploadId`), ListParts
+ * (`GET ?uploadId`) and ListMultipartUploads (`GET /<bucket>?uploads`).
  */
 import type http from 'node:http';
 import { BlobNotFound } from '../blobs/store.js';
@@ -10,6 +11,8 @@ import type { AppError } from '../core/errors.js';
 import { isAppError } from '../core/errors.js';
 import type { Caller } from './auth.js';
 import { objectBody } from './body.js';
+import { copySourceBody } from './multipart/part-copy.js';
+import type { ObjectService } from './service.js';
 import { initiatorOf, metadataOf } from './objects.js';
 import type { S3Request } from './request.js';
 import { MAX_PART_BYTES, MAX_PARTS, noSuchUpload, type S3Multipart } from './multipart/service.js';
@@ -25,7 +28,7 @@ export interface MultipartHandlers {
 /** A long completion sends its 200 early and then a space every so often, as S3 does, so clients keep waiting. */
 const KEEPALIVE_MS = 10_000;
 
-export function multipartHandlers(mp: S3Multipart): MultipartHandlers {
+export function multipartHandlers(mp: S3Multipart, objects: ObjectService): MultipartHandlers {
   return {
     bucket(r, caller, label) {
       if (r.method !== 'GET' || !r.query.has('uploads')) return null;
@@ -42,6 +45,10 @@ export function multipartHandlers(mp: S3Multipart): MultipartHandlers {
       if (uploadId === null) return null;
       switch (r.method) {
         case 'PUT':
+          if (r.req.headers['x-amz-copy-source'] !== undefined) {
+            label('UploadPartCopy');
+            return uploadPartCopy(mp, objects, r, caller, key, uploadId);
+          }
           label('UploadPart');
           return uploadPart(mp, r, caller, key, uploadId);
         case 'POST':
@@ -66,14 +73,26 @@ async function create(mp: S3Multipart, r: S3Request, caller: Caller, key: string
   sendXml(r.res, 200, doc('InitiateMultipartUploadResult', el('Bucket', r.bucket) + el('Key', key) + el('UploadId', uploadId)));
 }
 
-async function uploadPart(mp: S3Multipart, r: S3Request, caller: Caller, key: string, uploadId: string): Promise<void> {
+function partNumberOf(r: S3Request): number {
   const text = r.query.get('partNumber') ?? '';
   const partNumber = /^\d{1,5}$/.test(text) ? Number(text) : 0;
   if (partNumber < 1 || partNumber > MAX_PARTS) throw s3Error(400, 'InvalidArgument', `Part number must be an integer between 1 and ${MAX_PARTS}, inclusive`);
-  if (r.req.headers['x-amz-copy-source'] !== undefined) throw s3Error(501, 'NotImplemented', 'UploadPartCopy is not implemented.');
+  return partNumber;
+}
+
+async function uploadPart(mp: S3Multipart, r: S3Request, caller: Caller, key: string, uploadId: string): Promise<void> {
+  const partNumber = partNumberOf(r);
   const upload = await mp.open(caller.project.id, key, uploadId);
   const md5 = await mp.uploadPart(upload, partNumber, objectBody(r, caller, MAX_PART_BYTES));
   r.res.writeHead(200, { etag: `"${md5}"`, 'content-length': 0 }).end();
+}
+
+async function uploadPartCopy(mp: S3Multipart, objects: ObjectService, r: S3Request, caller: Caller, key: string, uploadId: string): Promise<void> {
+  const partNumber = partNumberOf(r);
+  const upload = await mp.open(caller.project.id, key, uploadId);
+  const body = await copySourceBody(objects, r, caller.project.pubKey, caller.project.id, MAX_PART_BYTES);
+  const md5 = await mp.uploadPart(upload, partNumber, body);
+  sendXml(r.res, 200, doc('CopyPartResult', el('LastModified', new Date().toISOString()) + el('ETag', `"${md5}"`)));
 }
 
 async function complete(mp: S3Multipart, r: S3Request, caller: Caller, key: string, uploadId: string): Promise<void> {

@@ -62,7 +62,7 @@ export async function copyObject(ctx: AppContext, service: ObjectService, r: S3R
 }
 
 /** `x-amz-copy-source`: `[/]<bucket>/<key>`, percent-encoded; only this project's bucket. */
-function copySourceKey(source: string, bucket: string): string {
+export function copySourceKey(source: string, bucket: string): string {
   let text: string;
   try {
     text = decodeURIComponent(source.split('?')[0] ?? '');

@@ -4,6 +4,7 @@
  * feature's repository for the reads by key.
  */
 import type { Readable } from 'node:stream';
+import type { ByteRange } from '../blobs/store.js';
 import type { AppContext } from '../context.js';
 import type { ReadOriginal } from '../feature.js';
 import type { FileRecord } from '../core/file-record.js';
@@ -86,10 +87,10 @@ export class ObjectService {
     if (uuids.length > 0) await this.ctx.files.batch(projectId, uuids, 'remove', initiator);
   }
 
-  /** The bytes of an object, streamed from the store (CopyObject, GetObject of a large one). */
-  async read(o: ObjectRow): Promise<Readable> {
+  /** The bytes of an object, or a range of them, streamed from the store (CopyObject, UploadPartCopy). */
+  async read(o: ObjectRow, range?: ByteRange): Promise<Readable> {
     if (!o.blobKey) throw noSuchKey();
-    return this.ctx.blobs.get(o.blobKey);
+    return this.ctx.blobs.get(o.blobKey, range);
   }
 
   page(projectId: number, range: KeyRange, limit: number): Promise<[ObjectRow[], ObjectRow[]]> {

@@ -1,11 +1,18 @@
 /**
- * S3 multipart uploads over the AWS SDK: parts to the blob store, completion into one file with S3's
- * multipart ETag, the 5 MiB minimum part, part and upload listings, abort.
+ * S3 multipart uploads over the AWS SDK: parts where the object goes (disk: the upload's data file,
+ * which becomes the file's blob; object storage: the bucket's own multipart upload), completion into
+ * one file with S3's multipart ETag, the 5 MiB minimum part, part and upload listings, abort,
+ * UploadPartCopy.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   AbortMultipartUploadCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  UploadPartCopyCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
@@ -14,6 +21,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { testS3, usingS3 } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
 import { s3Client, s3ErrorOf, S3_SERVER } from './helpers.js';
 
@@ -70,5 +78,78 @@ describe('S3 multipart uploads', () => {
     await client().send(new AbortMultipartUploadCommand({ Bucket: bucket(), Key: 'aborted.bin', UploadId }));
     expect((await s3ErrorOf(client().send(new UploadPartCommand({ Bucket: bucket(), Key: 'aborted.bin', UploadId, PartNumber: 2, Body: 'x' })))).code).toBe('NoSuchUpload');
     expect((await client().send(new ListMultipartUploadsCommand({ Bucket: bucket(), Prefix: 'aborted' }))).Uploads ?? []).toEqual([]);
+  });
+
+  it.skipIf(usingS3())('on disk, parts are written in the upload\'s data file, which becomes the file\'s blob (the same inode: no copy)', async () => {
+    const data = crypto.randomBytes(6 * MiB + 333);
+    const parts = [data.subarray(0, 5 * MiB), data.subarray(5 * MiB)];
+    const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket(), Key: 'inplace/data.bin' }));
+    const id = UploadId!;
+    // In order: the first part to arrive fixes the slot size.
+    const etags: string[] = [];
+    for (const [i, Body] of parts.entries()) etags.push((await client().send(new UploadPartCommand({ Bucket: bucket(), Key: 'inplace/data.bin', UploadId, PartNumber: i + 1, Body }))).ETag!);
+    expect(etags).toEqual(parts.map((p) => `"${md5(p).toString('hex')}"`));
+    const dataFile = path.join(srv.server.dataDir, 'blobs', 's3-multipart', id.slice(0, 2), id, 'data');
+    const staged = fs.statSync(dataFile);
+    const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'inplace/data.bin', UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }));
+    expect(done.ETag).toBe(`"${md5(Buffer.concat(parts.map(md5))).toString('hex')}-2"`);
+    const blob = fs.statSync(path.join(srv.server.dataDir, 'blobs', 'files', id.slice(0, 2), id));
+    expect(blob.ino).toBe(staged.ino);
+    expect(blob.size).toBe(data.length);
+    expect(fs.existsSync(dataFile)).toBe(false);
+    const r = await client().send(new GetObjectCommand({ Bucket: bucket(), Key: 'inplace/data.bin' }));
+    expect(Buffer.from(await r.Body!.transformToByteArray()).equals(data)).toBe(true);
+    expect(r.ETag).toBe(done.ETag);
+  });
+
+  it.runIf(usingS3())('on object storage, parts go to the bucket\'s own multipart upload, which completes into the file\'s blob', async () => {
+    const store = (await testS3()).client;
+    const data = crypto.randomBytes(5 * MiB + 4321);
+    const parts = [data.subarray(0, 5 * MiB), data.subarray(5 * MiB)];
+    const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket(), Key: 'bucket/data.bin' }));
+    const id = UploadId!;
+    const etags: string[] = [];
+    for (const [i, Body] of parts.entries()) etags.push((await client().send(new UploadPartCommand({ Bucket: bucket(), Key: 'bucket/data.bin', UploadId, PartNumber: i + 1, Body }))).ETag!);
+    const fileKey = `files/${id.slice(0, 2)}/${id}`;
+    const objects = async (Prefix: string) => (await store.send(new ListObjectsV2Command({ Bucket: srv.server.bucket!, Prefix }))).Contents?.map((o) => o.Key) ?? [];
+    // No part is an object of its own: they are parts of the bucket's upload, which completes into the file's key.
+    expect(await objects('s3-multipart/')).toEqual([]);
+    expect(await objects(fileKey)).toEqual([]);
+    const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'bucket/data.bin', UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }));
+    expect(done.ETag).toBe(`"${md5(Buffer.concat(parts.map(md5))).toString('hex')}-2"`);
+    const r = await client().send(new GetObjectCommand({ Bucket: bucket(), Key: 'bucket/data.bin' }));
+    expect(Buffer.from(await r.Body!.transformToByteArray()).equals(data)).toBe(true);
+    expect(await objects(fileKey)).toEqual([fileKey]);
+  });
+
+  it('parts of several sizes, sent in any order, complete into the right bytes', async () => {
+    const data = crypto.randomBytes(5 * MiB + 1000);
+    const parts = [data.subarray(0, 5 * MiB), data.subarray(5 * MiB)];
+    const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket(), Key: 'mixed.bin' }));
+    // The short last part first: on disk it fixes the slot, and the first part no longer fits one.
+    const second = (await client().send(new UploadPartCommand({ Bucket: bucket(), Key: 'mixed.bin', UploadId, PartNumber: 2, Body: parts[1] }))).ETag!;
+    const first = (await client().send(new UploadPartCommand({ Bucket: bucket(), Key: 'mixed.bin', UploadId, PartNumber: 1, Body: parts[0] }))).ETag!;
+    await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'mixed.bin', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: first }, { PartNumber: 2, ETag: second }] } }));
+    const r = await client().send(new GetObjectCommand({ Bucket: bucket(), Key: 'mixed.bin' }));
+    expect(Buffer.from(await r.Body!.transformToByteArray()).equals(data)).toBe(true);
+  });
+
+  it('UploadPartCopy: a part from an object of the bucket, whole or a byte range of it', async () => {
+    const source = crypto.randomBytes(6 * MiB);
+    await client().send(new PutObjectCommand({ Bucket: bucket(), Key: 'copy/source.bin', Body: source }));
+    const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket(), Key: 'copy/target.bin' }));
+    const copy = (PartNumber: number, CopySourceRange?: string) =>
+      client().send(new UploadPartCopyCommand({ Bucket: bucket(), Key: 'copy/target.bin', UploadId, PartNumber, CopySource: `${bucket()}/copy/source.bin`, ...(CopySourceRange ? { CopySourceRange } : {}) }));
+    const first = await copy(1, `bytes=${MiB}-${6 * MiB - 1}`);
+    const second = await copy(2);
+    expect(first.CopyPartResult?.ETag).toBe(`"${md5(source.subarray(MiB)).toString('hex')}"`);
+    expect(second.CopyPartResult?.ETag).toBe(`"${md5(source).toString('hex')}"`);
+    expect(await s3ErrorOf(copy(3, `bytes=0-${6 * MiB}`))).toEqual({ code: 'InvalidRange', status: 416 });
+    expect(await s3ErrorOf(copy(3, 'bytes=5-1'))).toEqual({ code: 'InvalidArgument', status: 400 });
+    expect((await s3ErrorOf(client().send(new UploadPartCopyCommand({ Bucket: bucket(), Key: 'copy/target.bin', UploadId, PartNumber: 3, CopySource: `${bucket()}/copy/missing.bin` })))).code).toBe('NoSuchKey');
+    const Parts = [first.CopyPartResult!.ETag!, second.CopyPartResult!.ETag!].map((ETag, i) => ({ PartNumber: i + 1, ETag }));
+    await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'copy/target.bin', UploadId, MultipartUpload: { Parts } }));
+    const r = await client().send(new GetObjectCommand({ Bucket: bucket(), Key: 'copy/target.bin' }));
+    expect(Buffer.from(await r.Body!.transformToByteArray()).equals(Buffer.concat([source.subarray(MiB), source]))).toBe(true);
   });
 });

@@ -28,6 +28,7 @@ import { fairClaimPlan } from './0024_fair_claim_plan.js';
 import { tusClient } from './0025_tus_client.js';
 import { objectKeys } from './0026_object_keys.js';
 import { fileRestore } from './0027_file_restore.js';
+import { s3PartPlaces } from './0028_s3_part_places.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -55,4 +56,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0025_tus_client', tusClient],
   ['0026_object_keys', objectKeys],
   ['0027_file_restore', fileRestore],
+  ['0028_s3_part_places', s3PartPlaces],
 ];

@@ -1,4 +1,4 @@
-/** Queries of the S3 multipart uploads and their parts (migration 0026): rows live until completion, abort or expiry. */
+/** Queries of the S3 multipart uploads and their parts (migrations 0026, 0028): rows live until completion, abort or expiry. */
 import type { Kysely, Selectable } from 'kysely';
 import type { Db, DbOrTrx } from '../../db/connect.js';
 import type { Database } from '../../db/schema.js';
@@ -27,8 +27,25 @@ export class MultipartRepo {
     await this.db
       .insertInto('s3_multipart_parts')
       .values(row)
-      .onConflict((oc) => oc.columns(['upload_id', 'part_number']).doUpdateSet({ size: row.size, md5: row.md5, blob_key: row.blob_key, uploaded_us: row.uploaded_us }))
+      .onConflict((oc) => oc.columns(['upload_id', 'part_number']).doUpdateSet({ size: row.size, md5: row.md5, blob_key: row.blob_key, uploaded_us: row.uploaded_us, place: row.place, store_etag: row.store_etag }))
       .execute();
+  }
+
+  /** The part, or undefined. */
+  async part(uploadId: string, partNumber: number): Promise<PartRow | undefined> {
+    return this.db.selectFrom('s3_multipart_parts').selectAll().where('upload_id', '=', uploadId).where('part_number', '=', partNumber).executeTakeFirst();
+  }
+
+  /** Forgets a part whose bytes are about to be rewritten where they are. */
+  async deletePart(uploadId: string, partNumber: number): Promise<void> {
+    await this.db.deleteFrom('s3_multipart_parts').where('upload_id', '=', uploadId).where('part_number', '=', partNumber).execute();
+  }
+
+  /** Fixes the upload's slot size unless a part fixed it first; answers the slot size now recorded. */
+  async fixSlot(uploadId: string, bytes: number): Promise<number | null> {
+    await this.db.updateTable('s3_multipart_uploads').set({ slot_bytes: bytes }).where('upload_id', '=', uploadId).where('slot_bytes', 'is', null).execute();
+    const row = await this.db.selectFrom('s3_multipart_uploads').select('slot_bytes').where('upload_id', '=', uploadId).executeTakeFirst();
+    return row?.slot_bytes == null ? null : Number(row.slot_bytes);
   }
 
   /** Parts in number order, from `after` (exclusive), at most `limit`. */
@@ -47,9 +64,9 @@ export class MultipartRepo {
     return q.orderBy('object_key').orderBy('upload_id').limit(limit).execute();
   }
 
-  /** Forgets the upload and its parts (in the caller's transaction); answers the parts' blob keys. */
+  /** Forgets the upload and its parts (in the caller's transaction); answers the blob keys of the parts that have one. */
   async delete(trx: DbOrTrx, uploadId: string): Promise<string[]> {
-    const parts = await trx.selectFrom('s3_multipart_parts').select('blob_key').where('upload_id', '=', uploadId).execute();
+    const parts = await trx.selectFrom('s3_multipart_parts').select('blob_key').where('upload_id', '=', uploadId).where('place', '=', 'blob').execute();
     await trx.deleteFrom('s3_multipart_parts').where('upload_id', '=', uploadId).execute();
     await trx.deleteFrom('s3_multipart_uploads').where('upload_id', '=', uploadId).execute();
     return parts.map((p) => p.blob_key);
