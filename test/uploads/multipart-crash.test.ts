@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startServer, type ProjectKeys, type TestServer } from '../helpers/server.js';
 import type { Res } from '../helpers/http.js';
 import { storeRows } from '../helpers/store-query.js';
-import { get, postForm, sleep } from './helpers.js';
+import { postForm, sleep } from './helpers.js';
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
