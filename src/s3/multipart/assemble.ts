@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { digestsLaterFor } from '../../digests/digest.js';
 import type { AppContext } from '../../context.js';
 import { fileBlobKey } from '../../core/file-record.js';
-import type { StagedBlob } from '../../files/ingest.js';
+import type { StagedBlob } from '../../file-contract.js';
 import { entityTooLarge } from '../body.js';
 import type { BucketParts } from './bucket-parts.js';
 import type { PartRow, UploadRow } from './repo.js';
