@@ -2,6 +2,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/connect.js';
 import type { JobKind } from '../kinds.js';
+import { stillPending } from './still-pending.js';
 import type { ClaimedRow, ClaimRead, JobRow } from './types.js';
 
 /**
@@ -23,7 +24,7 @@ export async function claimPostgres(db: DbOrTrx, workerId: string, kinds: readon
     )
     UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = jobs.attempts + 1
     FROM due
-    WHERE jobs.id = due.id AND jobs.state = 'pending' AND (jobs.lease_until_us IS NULL OR jobs.lease_until_us < ${now})
+    WHERE jobs.id = due.id AND ${stillPending('jobs.state')} AND (jobs.lease_until_us IS NULL OR jobs.lease_until_us < ${now})
     RETURNING jobs.*`.execute(db);
   return res.rows;
 }

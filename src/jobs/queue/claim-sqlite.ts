@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../db/connect.js';
 import type { JobKind } from '../kinds.js';
+import { stillPending } from './still-pending.js';
 import type { JobRow } from './types.js';
 
 /** SQLite: one writer at a time, so the UPDATE with its subquery is atomic. */
@@ -20,7 +21,7 @@ export async function claimSqlite(db: DbOrTrx, workerId: string, kinds: readonly
     .updateTable('jobs')
     .set((eb) => ({ locked_by: workerId, lease_until_us: lease, attempts: eb('attempts', '+', 1) }))
     .where('id', 'in', due)
-    .where('state', '=', 'pending')
+    .where(stillPending())
     .returningAll()
     .execute();
 }
@@ -73,7 +74,7 @@ export async function claimFairSqlite(db: DbOrTrx, workerId: string, kinds: read
       )
       UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = attempts + 1
       WHERE id IN (SELECT id FROM ranked WHERE slot <= ${perKey} ORDER BY slot, run_at_us LIMIT ${limit})
-        AND state = 'pending' AND (lease_until_us IS NULL OR lease_until_us < ${now})
+        AND ${stillPending()} AND (lease_until_us IS NULL OR lease_until_us < ${now})
       RETURNING *`.execute(db);
   return res.rows;
 }

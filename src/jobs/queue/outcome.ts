@@ -3,6 +3,7 @@ import type { Kysely, Updateable } from 'kysely';
 import type { DbOrTrx } from '../../db/connect.js';
 import type { MergedStatement } from '../../db/group-commit.js';
 import type { Database } from '../../db/schema.js';
+import { stillPending } from './still-pending.js';
 import type { ClaimedJob, JobRow } from './types.js';
 
 /** Updates the job only while it still carries this claim (see the fencing note in jobs/queue.ts). */
@@ -32,14 +33,17 @@ export const completeClaims: MergedStatement<ClaimedJob, boolean> = Object.assig
 
 type CompletedRow = Pick<JobRow, 'id' | 'locked_by' | 'attempts'>;
 
-/** The fenced UPDATE of completeClaims, returning the claims it marked. */
+/**
+ * The fenced UPDATE of completeClaims, returning the claims it marked. The rows are found by their
+ * ids (still-pending.ts).
+ */
 function completion(db: Kysely<Database>, jobs: readonly ClaimedJob[]) {
   const terms = [...jobs];
   while (terms.length & (terms.length - 1)) terms.push(jobs[jobs.length - 1]!);
   return db
     .updateTable('jobs')
     .set({ state: 'done', lease_until_us: null, last_error: null })
-    .where('state', '=', 'pending')
+    .where(stillPending())
     .where((eb) => eb.or(terms.map((j) => eb.and([eb('id', '=', j.id), eb('locked_by', '=', j.lockedBy), eb('attempts', '=', j.attempt)]))))
     .returning(['id', 'locked_by', 'attempts']);
 }
