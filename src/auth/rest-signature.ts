@@ -24,8 +24,6 @@ export interface KeyLookup {
   (pubKey: string): Promise<{ projectId: number; secrets: string[] } | null>;
 }
 
-const unauthorized = restErrors.unauthorized;
-const INCORRECT = 'Incorrect authentication credentials.';
 
 type SignedParts = { method: string; body: Buffer | string; contentType: string; date: string; uri: string };
 
@@ -75,12 +73,12 @@ export interface RestAuthOptions {
 /** The header's parts, or the spec's 400/401 for a header that names no credential to check. */
 export function parseRestAuth(req: RestAuthRequest, aliases: boolean): RestAuthHeader {
   const header = single(req.headers['authorization']);
-  if (!header) throw unauthorized('Authentication credentials were not provided.');
+  if (!header) throw restErrors.credentialsMissing();
   const m = AUTHORIZATION.exec(header.trim());
-  if (!m) throw unauthorized(INCORRECT);
+  if (!m) throw restErrors.credentialsIncorrect();
   const [, scheme = '', pubKey = '', credential = ''] = m;
   const kind = schemeKind(scheme, aliases);
-  if (!kind) throw unauthorized(INCORRECT);
+  if (!kind) throw restErrors.credentialsIncorrect();
   if (kind === 'simple' && !req.secure) {
     throw restErrors.simpleAuthOverHttp();
   }
@@ -92,26 +90,26 @@ export function parseRestAuth(req: RestAuthRequest, aliases: boolean): RestAuthH
  * waiting for anything: the REST server calls it directly when the keys are cached (server.ts).
  */
 export function checkRestAuth(req: RestAuthRequest, auth: RestAuthHeader, project: { projectId: number; secrets: string[] } | null, opts: RestAuthOptions): number {
-  if (!project) throw unauthorized(`Public key ${auth.pubKey} not found.`);
+  if (!project) throw restErrors.publicKeyNotFound(auth.pubKey);
   const { credential } = auth;
   if (auth.kind === 'simple') {
     // Compare against every key so timing does not reveal which (or whether one) matched.
     const ok = project.secrets.map((s) => safeEqual(s, credential)).some(Boolean);
-    if (!ok) throw unauthorized('Secret key not found.');
+    if (!ok) throw restErrors.secretKeyNotFound();
     return project.projectId;
   }
   const date = dateHeader(req.headers, opts.aliases);
-  if (!date) throw unauthorized(INCORRECT);
+  if (!date) throw restErrors.credentialsIncorrect();
   const at = lastDate.parse(date);
   const now = opts.nowMs ?? Date.now();
-  if (at === null || Math.abs(now - at) > DATE_WINDOW_MS) throw unauthorized(INCORRECT);
+  if (at === null || Math.abs(now - at) > DATE_WINDOW_MS) throw restErrors.credentialsIncorrect();
   const contentType = single(req.headers['content-type']) ?? '';
   const message = signedMessage({ method: req.method, body: req.body, contentType, date, uri: req.uri });
   const signature = credential.toLowerCase();
   const key = `${project.projectId}\n${signature}\n${message}`;
   if (opts.verified?.has(key, project.secrets)) return project.projectId;
   const ok = project.secrets.map((s) => safeEqual(hmacOf(s, message), signature)).some(Boolean);
-  if (!ok) throw unauthorized('Invalid signature. Please check your Secret key.');
+  if (!ok) throw restErrors.signatureInvalid();
   opts.verified?.add(key, project.secrets);
   return project.projectId;
 }

@@ -12,6 +12,7 @@ import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { documentInfoSchema, statusSchema, submittedSchema } from './json.js';
 import type { ConversionKind, ConversionService } from './service.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../core/error-catalogue/rest-fields.js';
 
 const conversionNotFound = restErrors.notFound;
 /** A conversion's token is the number the submit answered; anything else names none (404). */
@@ -24,7 +25,6 @@ const tokenParams = z.object({
 const documentParams = z.object({ uuid: uuidText(conversionNotFound, "The file's UUID.") });
 
 const REST_JSON = 'application/vnd.uploadcare-v0.7+json';
-const bad = restErrors.invalid;
 /** More paths than this in one request is refused (each becomes a job). */
 export const MAX_PATHS = 100;
 const CONVERSIONS = ['Conversions'];
@@ -32,9 +32,9 @@ const CONVERSIONS = ['Conversions'];
 const pathsField = parsedField(
   { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_PATHS, description: 'Conversion paths: `<uuid>/document/-/format/<format>/…` or `<uuid>/video/-/format/<format>/…` (docs/conversions.md).' },
   (paths) => {
-    if (paths === undefined || paths === null || (Array.isArray(paths) && paths.length === 0)) throw bad('“paths” parameter is required.');
-    if (!Array.isArray(paths)) throw bad('“paths” parameter must be a list of strings.');
-    if (paths.length > MAX_PATHS) throw bad(`“paths” parameter has more than ${MAX_PATHS} paths.`);
+    if (paths === undefined || paths === null || (Array.isArray(paths) && paths.length === 0)) throw restFieldErrors.pathsRequired();
+    if (!Array.isArray(paths)) throw restFieldErrors.pathsNotList();
+    if (paths.length > MAX_PATHS) throw restFieldErrors.pathsTooMany(MAX_PATHS);
     return paths as string[];
   },
 );
@@ -104,6 +104,6 @@ export function conversionRoutes(service: ConversionService) {
 function boolField(value: unknown, name: string): boolean | undefined {
   if (value === undefined || value === null) return undefined;
   const b = parseBoolean(value, REST_API_BOOLEANS);
-  if (b === undefined) throw bad(`\`${name}\` parameter should be \`true\` or \`false\`.`);
+  if (b === undefined) throw restFieldErrors.paramNotTrueOrFalse(name);
   return b;
 }

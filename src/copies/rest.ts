@@ -13,8 +13,8 @@ import { parsedField } from '../http/common/route.js';
 import { restInput, restRoute } from '../http/rest/route.js';
 import { anyRestFileSchema as fileSchema } from '../http/common/openapi/wire-schemas.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../core/error-catalogue/rest-fields.js';
 
-const bad = restErrors.invalid;
 
 /*
  * The bodies' schemas document every field and validate all but `source`, but the seam does not
@@ -37,7 +37,7 @@ const localFields = z.object({
 
 const remoteFields = z.object({
   target: parsedField({ type: 'string', description: 'The custom storage name (`stowage storage add`).' }, (v) => {
-    if (v === undefined || v === null || v === '') throw bad('`target` parameter is required.');
+    if (v === undefined || v === null || v === '') throw restFieldErrors.targetParamRequired();
     if (typeof v !== 'string') throw restErrors.copyNoSuchStorage();
     return v;
   }),
@@ -97,7 +97,7 @@ export function copyRoutes(ctx: AppContext, render: RenderStoredFile) {
 
 function metadataOf(raw: unknown): Record<string, string> {
   if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw bad('`metadata` must be an object of string keys to string values.');
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw restFieldErrors.metadataNotObject();
   return validateMetadata(Object.entries(raw as Record<string, unknown>));
 }
 

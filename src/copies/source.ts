@@ -8,6 +8,7 @@ import type { FileRecord } from '../core/file-record.js';
 import { parseFileRef } from '../http/cdn/file-ref.js';
 import type { Plan } from '../media/plan.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../core/error-catalogue/rest-fields.js';
 
 export interface CopySource {
   file: FileRecord;
@@ -17,26 +18,24 @@ export interface CopySource {
   plan: Plan | null;
 }
 
-const bad = restErrors.invalid;
-export const BAD_SOURCE = 'Bad `source` parameter. Use UUID or CDN URL.';
 
 export async function resolveSource(ctx: AppContext, projectId: number, raw: unknown): Promise<CopySource> {
-  if (raw === undefined || raw === null || raw === '') throw bad('`source` parameter is required.');
-  if (typeof raw !== 'string') throw bad(BAD_SOURCE);
+  if (raw === undefined || raw === null || raw === '') throw restFieldErrors.sourceRequired();
+  if (typeof raw !== 'string') throw restFieldErrors.sourceInvalid();
   const ref = parseFileRef(raw);
-  if (!ref) throw bad(BAD_SOURCE);
+  if (!ref) throw restFieldErrors.sourceInvalid();
   const file = await ctx.files.find(projectId, ref.uuid);
   // A removed source is refused like an unknown one (spec: the source MUST NOT be deleted).
-  if (!file || file.removedUs !== null || !file.blobKey) throw bad(BAD_SOURCE);
-  if (!file.isReady) throw bad('File is not ready yet.');
-  if (ref.plan.info) throw bad(BAD_SOURCE);
+  if (!file || file.removedUs !== null || !file.blobKey) throw restFieldErrors.sourceInvalid();
+  if (!file.isReady) throw restFieldErrors.sourceNotReady();
+  if (ref.plan.info) throw restFieldErrors.sourceInvalid();
   return { file, ops: ref.written.map((s) => decodeURIComponent(s)), plan: ref.plan.isProcessing ? ref.plan : null };
 }
 
 /** The spec's size limits: 100 MB with operations, 5 GB without (both configurable). */
 export function checkCopySize(ctx: AppContext, src: CopySource): void {
   const max = src.plan ? ctx.config.copyProcessedMaxBytes : ctx.config.copyMaxBytes;
-  if (src.file.size > max) throw bad('Copying of large files is not supported at the moment.');
+  if (src.file.size > max) throw restErrors.copyTooLarge();
 }
 
 /** `true`/`false` as JSON booleans or strings (JS and py send booleans, the docs strings). */
@@ -44,5 +43,5 @@ export function boolField(value: unknown, name: string, def: boolean): boolean {
   if (value === undefined || value === null) return def;
   const b = parseBoolean(value, REST_API_BOOLEANS);
   if (b !== undefined) return b;
-  throw bad(`\`${name}\` parameter should be \`true\` or \`false\`.`);
+  throw restFieldErrors.paramNotTrueOrFalse(name);
 }

@@ -11,20 +11,18 @@ export const TAG_MAX_LENGTH = 64;
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN = /[\u0000-\u001f\u007f,]/;
 
-const bad = tagErrors.invalid;
-
 export function normalizeTag(raw: unknown): string {
-  if (typeof raw !== 'string') throw bad('Each tag must be a string.');
+  if (typeof raw !== 'string') throw tagErrors.notString();
   const tag = raw.trim().toLowerCase();
-  if (tag.length === 0) throw bad('A tag can not be empty.');
-  if ([...tag].length > TAG_MAX_LENGTH) throw bad(`A tag can not be longer than ${TAG_MAX_LENGTH} characters: \`${tag.slice(0, 80)}\`.`);
-  if (FORBIDDEN.test(tag)) throw bad(`Tag \`${tag}\` contains a comma or a control character.`);
+  if (tag.length === 0) throw tagErrors.empty();
+  if ([...tag].length > TAG_MAX_LENGTH) throw tagErrors.tooLong(tag, TAG_MAX_LENGTH);
+  if (FORBIDDEN.test(tag)) throw tagErrors.forbidden(tag);
   return tag;
 }
 
 /** A list of tags (JSON array), normalized, duplicates dropped; `field` names it in errors. */
 export function normalizeTags(raw: unknown, field = 'tags'): string[] {
-  if (!Array.isArray(raw)) throw bad(`\`${field}\` must be an array of strings.`);
+  if (!Array.isArray(raw)) throw tagErrors.notList(field);
   const out: string[] = [];
   for (const item of raw) {
     const tag = normalizeTag(item);
@@ -40,7 +38,7 @@ export function parseTagList(text: string | undefined): string[] {
 }
 
 export function checkTagCount(tags: string[]): string[] {
-  if (tags.length > TAGS_MAX) throw bad(`A file can not have more than ${TAGS_MAX} tags.`);
+  if (tags.length > TAGS_MAX) throw tagErrors.tooMany(TAGS_MAX);
   return tags;
 }
 

@@ -7,11 +7,9 @@
 import type { RestVersion } from '../core/file-json.js';
 import type { SizeKey } from './repo.js';
 import type { Query } from '../http/rest/query.js';
-import { restErrors } from '../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../core/error-catalogue/rest-fields.js';
 
 export type FileOrdering = { by: 'uploaded' | 'size'; desc: boolean };
-
-const bad = restErrors.invalid;
 
 export function fileOrdering(q: Query, version: RestVersion): FileOrdering {
   const v = q['ordering'];
@@ -19,7 +17,7 @@ export function fileOrdering(q: Query, version: RestVersion): FileOrdering {
   if (v === undefined || v === '') return { by: 'uploaded', desc: false };
   const desc = v.startsWith('-');
   const field = desc ? v.slice(1) : v;
-  if (!allowed.includes(field)) throw bad(`\`ordering\` must be one of ${allowed.flatMap((f) => [f, `-${f}`]).join(', ')}.`);
+  if (!allowed.includes(field)) throw restFieldErrors.orderingNotOneOf(allowed);
   return { by: field === 'size' ? 'size' : 'uploaded', desc };
 }
 
@@ -32,7 +30,7 @@ export function sizeCursorParam(q: Query, name: 'from' | 'to', desc: boolean): S
   const v = q[name];
   if (v === undefined || v === '') return null;
   const m = /^(\d{1,15})(?:~(\d{1,16}))?$/.exec(v);
-  if (!m) throw bad(`\`${name}\` must be a size in bytes when ordering by size.`);
+  if (!m) throw restFieldErrors.sizeCursorInvalid(name);
   const size = Number(m[1]);
   if (m[2] !== undefined) return { size, us: Number(m[2]) };
   // `from` starts at the first file of that size in display order; `to` ends after the last one.

@@ -8,20 +8,20 @@ import { parsedField } from '../http/common/route.js';
 import { notFoundAnswer, restRoute } from '../http/rest/route.js';
 import { CDN_TOKEN_MAX_TTL_S } from '../projects/service.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../core/error-catalogue/rest-fields.js';
 
-const bad = restErrors.invalid;
 
 const projectJson = z.object({ collaborators: z.array(z.unknown()), name: z.string(), pub_key: z.string(), autostore_enabled: z.boolean() });
 
 const tokenBody = z.object({
   path: parsedField({ type: 'string', description: 'A CDN path starting with a file UUID or group id, or a CDN URL.' }, (path) => {
-    if (typeof path !== 'string' || path === '') throw bad('`path` is required: a CDN path starting with a file UUID or group id, or a CDN URL.');
+    if (typeof path !== 'string' || path === '') throw restFieldErrors.tokenPathRequired();
     return path;
   }),
   expire_in: parsedField({ type: 'integer', minimum: 1, maximum: CDN_TOKEN_MAX_TTL_S, default: 300, description: 'Lifetime in seconds.' }, (raw) => {
     const ttlRaw = raw ?? 300;
     const ttlS = typeof ttlRaw === 'string' && /^\d+$/.test(ttlRaw) ? Number(ttlRaw) : ttlRaw;
-    if (typeof ttlS !== 'number' || !Number.isInteger(ttlS) || ttlS < 1 || ttlS > CDN_TOKEN_MAX_TTL_S) throw bad(`\`expire_in\` must be an integer number of seconds from 1 to ${CDN_TOKEN_MAX_TTL_S}.`);
+    if (typeof ttlS !== 'number' || !Number.isInteger(ttlS) || ttlS < 1 || ttlS > CDN_TOKEN_MAX_TTL_S) throw restFieldErrors.tokenExpireOutOfRange(CDN_TOKEN_MAX_TTL_S);
     return ttlS;
   }).optional(),
   wildcard: parsedField({ type: 'boolean', description: 'Sign every path under `path` (`path*`).' }, (v) => flag(v, 'wildcard')).optional(),
@@ -56,7 +56,7 @@ export function projectRoutes(ctx: FilesContext) {
       async (req, reply, { body }) => {
         const wildcard = body.wildcard ?? false;
         const exactUrl = body.exact_url ?? false;
-        if (wildcard && exactUrl) throw bad('`wildcard` and `exact_url` exclude each other.');
+        if (wildcard && exactUrl) throw restFieldErrors.tokenWildcardAndExactUrl();
         const minted = await ctx.projects.mintCdnToken(req.projectId, ctx.bases.cdn, { path: body.path, ttlS: body.expire_in ?? 300, wildcard, exactUrl });
         return sendJson(reply, 200, { token: minted.token, acl: minted.acl, expire: minted.expire, url: minted.url });
       },
@@ -67,6 +67,6 @@ export function projectRoutes(ctx: FilesContext) {
 function flag(value: unknown, name: string): boolean {
   if (value === undefined || value === null) return false;
   const b = parseBoolean(value, REST_API_BOOLEANS);
-  if (b === undefined) throw bad(`\`${name}\` must be true or false.`);
+  if (b === undefined) throw restFieldErrors.notTrueOrFalse(name);
   return b;
 }

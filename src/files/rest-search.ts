@@ -16,16 +16,16 @@ import { queryOf } from '../http/rest/query.js';
 import { restRoute } from '../http/rest/route.js';
 import { anyRestFileSchema as restFileSchema, restPage } from '../http/common/openapi/wire-schemas.js';
 import { parseSearch, searchOrder, type SearchCursor, type SearchErrors, type SearchQuery } from './search-query.js';
+import type { AppError } from '../core/errors.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../core/error-catalogue/rest-fields.js';
 
 const MAX_DEPTH = 1000;
 
-const bad = restErrors.invalid;
-
 /** An integer query parameter: absent or empty is `dflt`. */
-function intOf(v: string | undefined, dflt: number, message: string): number {
+function intOf(v: string | undefined, dflt: number, invalid: () => AppError): number {
   if (v === undefined || v === '') return dflt;
-  if (!/^\d{1,9}$/.test(v)) throw bad(message);
+  if (!/^\d{1,9}$/.test(v)) throw invalid();
   return Number(v);
 }
 
@@ -35,18 +35,17 @@ function intOf(v: string | undefined, dflt: number, message: string): number {
  */
 const searchQuery = z.object({
   limit: checked(z.string().optional(), (v) => {
-    const n = intOf(v, 20, LIMIT_MESSAGE);
-    if (n < 1 || n > 100) throw bad(LIMIT_MESSAGE);
+    const n = intOf(v, 20, restFieldErrors.searchLimitOutOfRange);
+    if (n < 1 || n > 100) throw restFieldErrors.searchLimitOutOfRange();
     return n;
   }).meta({ type: 'integer', minimum: 1, maximum: 100, description: 'Page size, 1 to 100 (default 20).' }),
-  offset: checked(z.string().optional(), (v) => intOf(v, 0, 'Must be a non-negative integer.')).meta({ type: 'integer', minimum: 0, description: `Offset of the page; offset + limit <= ${MAX_DEPTH} (deeper: follow \`next\`).` }),
+  offset: checked(z.string().optional(), (v) => intOf(v, 0, restFieldErrors.searchOffsetNegative)).meta({ type: 'integer', minimum: 0, description: `Offset of the page; offset + limit <= ${MAX_DEPTH} (deeper: follow \`next\`).` }),
   include: checked(z.string().optional(), (v) => {
-    if (v !== undefined && v !== '' && v !== 'appdata') throw bad('Only appdata can be included.');
+    if (v !== undefined && v !== '' && v !== 'appdata') throw restFieldErrors.searchIncludeOnlyAppdata();
     return v === 'appdata' ? v : undefined;
   }).meta({ type: 'string', enum: ['appdata'], description: '`appdata` to include add-on results.' }),
   cursor: z.string().optional().meta({ description: "The `next` link's cursor (keyset pages, no depth limit)." }),
 });
-const LIMIT_MESSAGE = 'Must be an integer from 1 to 100.';
 
 /** The search itself: parseSearch's errors become one issue per field message. */
 const searchBody = z

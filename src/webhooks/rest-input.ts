@@ -12,6 +12,7 @@ import { drfFieldErrors } from '../http/rest/route.js';
 import { FILE_EVENTS } from '../jobs/file-events.js';
 import type { SubscriptionPatch } from './repo.js';
 import { restErrors } from '../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../core/error-catalogue/rest-fields.js';
 
 export const PAYLOAD_VERSIONS = ['0.7'] as const;
 const MAX_TARGET_URL = 255;
@@ -22,43 +23,41 @@ const MISSING = 'MissingField';
 /** C0 controls and DEL: PostgreSQL text refuses NUL outright, and none belongs in a URL or a secret. */
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
-const invalidField = restErrors.invalid;
-
 function absent(v: unknown): boolean {
   return v === undefined || v === null || v === '';
 }
 
 function targetUrl(v: unknown): string {
-  if (typeof v !== 'string' || v.trim() === '') throw invalidField('This field may not be blank.');
-  if (v.length > MAX_TARGET_URL) throw invalidField(`Ensure this field has no more than ${MAX_TARGET_URL} characters.`);
+  if (typeof v !== 'string' || v.trim() === '') throw restFieldErrors.blank();
+  if (v.length > MAX_TARGET_URL) throw restFieldErrors.tooLong(MAX_TARGET_URL);
   // The URL parser would percent-encode or drop them; a URL that names them is not what was meant.
-  if (CONTROL_CHARS.test(v)) throw invalidField('Enter a valid URL.');
+  if (CONTROL_CHARS.test(v)) throw restFieldErrors.urlInvalid();
   let u: URL;
   try {
     u = new URL(v);
   } catch {
-    throw invalidField('Enter a valid URL.');
+    throw restFieldErrors.urlInvalid();
   }
-  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname || /\s/.test(v)) throw invalidField('Enter a valid URL.');
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname || /\s/.test(v)) throw restFieldErrors.urlInvalid();
   return v;
 }
 
 function event(e: unknown): string {
   if (typeof e === 'string' && (FILE_EVENTS as readonly string[]).includes(e)) return e;
-  throw invalidField(`"${String(e)}" is not a valid choice.`);
+  throw restFieldErrors.notAChoice(e);
 }
 
 function isActive(v: unknown): boolean {
   const b = parseBoolean(v, REST_API_BOOLEANS);
-  if (b === undefined) throw invalidField('Must be a valid boolean.');
+  if (b === undefined) throw restFieldErrors.notBoolean();
   return b;
 }
 
 function signingSecret(s: unknown): string | null {
   if (s === null || s === '') return null;
-  if (typeof s !== 'string') throw invalidField('Not a valid string.');
-  if (s.length > MAX_SECRET) throw invalidField(`Ensure this field has no more than ${MAX_SECRET} characters.`);
-  if (CONTROL_CHARS.test(s)) throw invalidField('Control characters are not allowed.');
+  if (typeof s !== 'string') throw restFieldErrors.notString();
+  if (s.length > MAX_SECRET) throw restFieldErrors.tooLong(MAX_SECRET);
+  if (CONTROL_CHARS.test(s)) throw restFieldErrors.controlCharacters();
   return s;
 }
 
@@ -67,7 +66,7 @@ function version(raw: unknown): string | undefined {
   if (raw === '') return undefined;
   const v = typeof raw === 'number' ? String(raw) : raw;
   if (typeof v === 'string' && (PAYLOAD_VERSIONS as readonly string[]).includes(v)) return v;
-  throw invalidField(`"${String(raw)}" is not a valid choice.`);
+  throw restFieldErrors.notAChoice(raw);
 }
 
 const docs = {

@@ -2,7 +2,8 @@
  * remove_bg params (wire-reference §2.11), parsed into what the child process applies. Lengths are
  * pixels or percentages; positions and scales are fractions.
  */
-import { boolField, enumField, paramError, paramsObject, stringField } from '../params.js';
+import { addonParamErrors } from '../../core/error-catalogue/rest-fields.js';
+import { boolField, enumField, paramsObject, stringField } from '../params.js';
 import type { TypeLevel } from './foreground.js';
 
 export type Length = { px: number } | { fraction: number };
@@ -34,17 +35,17 @@ function length(text: string, key: string): Length {
   const pct = PERCENT.exec(text);
   if (pct) {
     const v = Number(pct[1]);
-    if (v > 100) throw paramError(`\`params.${key}\` must be at most 100%.`);
+    if (v > 100) throw addonParamErrors.percentOver100(key);
     return { fraction: v / 100 };
   }
   const px = PIXELS.exec(text);
   if (px) return { px: Number(px[1]) };
-  throw paramError(`\`params.${key}\` must be a length in px or % (e.g. "30px" or "10%"), got "${text}".`);
+  throw addonParamErrors.notLength(key, text);
 }
 
 function percent(text: string, key: string): number {
   const m = PERCENT.exec(text.trim());
-  if (!m || Number(m[1]) > 100) throw paramError(`\`params.${key}\` must be a percentage from 0% to 100%, got "${text}".`);
+  if (!m || Number(m[1]) > 100) throw addonParamErrors.notPercentage(key, text);
   return Number(m[1]) / 100;
 }
 
@@ -57,14 +58,14 @@ export function parseRemoveBgParams(raw: unknown): RemoveBgParams {
   let scale: number | null = null;
   if (scaleText !== 'original') {
     scale = percent(scaleText, 'scale');
-    if (scale < 0.1) throw paramError('`params.scale` must be from 10% to 100% (or "original").');
+    if (scale < 0.1) throw addonParamErrors.scaleOutOfRange();
   }
   const positionText = stringField(p, 'position', 'original').trim();
   let position: RemoveBgParams['position'] = null;
   if (positionText === 'center') position = { x: 0.5, y: 0.5 };
   else if (positionText !== 'original') {
     const parts = positionText.split(/\s+/);
-    if (parts.length > 2) throw paramError('`params.position` must be "original", "center", "N%" or "N% M%".');
+    if (parts.length > 2) throw addonParamErrors.positionInvalid();
     const x = percent(parts[0]!, 'position');
     position = { x, y: parts[1] === undefined ? x : percent(parts[1], 'position') };
   }
@@ -74,7 +75,7 @@ export function parseRemoveBgParams(raw: unknown): RemoveBgParams {
   let roi: RemoveBgParams['roi'] = null;
   if (roiText) {
     const parts = roiText.split(/\s+/);
-    if (parts.length !== 4) throw paramError('`params.roi` must be four lengths "x1 y1 x2 y2" (px or %).');
+    if (parts.length !== 4) throw addonParamErrors.roiInvalid();
     const [x1, y1, x2, y2] = parts.map((t) => length(t, 'roi')) as [Length, Length, Length, Length];
     roi = { x1, y1, x2, y2 };
   }

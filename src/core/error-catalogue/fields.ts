@@ -22,5 +22,10 @@ export const metadataErrors = {
 
 /** Tag errors; the message names the tag or the field at fault. */
 export const tagErrors = {
-  invalid: worded(400, 'FileTagsInvalidError', (message: string) => message),
+  notString: fixed(400, 'FileTagsInvalidError', 'Each tag must be a string.'),
+  empty: fixed(400, 'FileTagsInvalidError', 'A tag can not be empty.'),
+  tooLong: worded(400, 'FileTagsInvalidError', (tag: string, max: number) => `A tag can not be longer than ${max} characters: \`${tag.slice(0, 80)}\`.`),
+  forbidden: worded(400, 'FileTagsInvalidError', (tag: string) => `Tag \`${tag}\` contains a comma or a control character.`),
+  notList: worded(400, 'FileTagsInvalidError', (field: string) => `\`${field}\` must be an array of strings.`),
+  tooMany: worded(400, 'FileTagsInvalidError', (max: number) => `A file can not have more than ${max} tags.`),
 };

@@ -9,16 +9,20 @@ export const restErrors = {
   /** Every missing REST resource: an unknown file, group, webhook, add-on request, project or key. */
   notFound: fixed(404, 'NotFound', 'Not found.'),
   /**
-   * A request field that fails its check; `detail` names the field and what it expects (the
-   * field's own check words it, as the spec quotes it per field).
+   * The REST seam's answer to a route schema's own message (src/http/rest/route.ts, its only
+   * caller). A field check throws its entry in rest-fields.ts instead.
    */
   invalid: worded(400, 'BadRequest', (detail: string) => detail),
   /** `{"field": ["message", …]}`: every bad field at once, as the management API answers them. */
   fieldErrors: (body: Readonly<Record<string, unknown>>) => new BodyError(400, 'BadRequest', body),
   /** A required webhook field that is absent: answered alone, before the field errors. */
   missingField: worded(400, 'MissingField', (name: string) => `\`${name}\` is missing.`),
-  notAcceptable: worded(406, 'NotAcceptable', (message: string) => message),
-  unauthorized: worded(401, 'Unauthorized', (detail: string) => detail),
+  notAcceptable: fixed(406, 'NotAcceptable', 'Incorrect Accept header provided. Make sure to specify API version. Refer to REST API docs for details.'),
+  credentialsMissing: fixed(401, 'Unauthorized', 'Authentication credentials were not provided.'),
+  credentialsIncorrect: fixed(401, 'Unauthorized', 'Incorrect authentication credentials.'),
+  publicKeyNotFound: worded(401, 'Unauthorized', (pubKey: string) => `Public key ${pubKey} not found.`),
+  secretKeyNotFound: fixed(401, 'Unauthorized', 'Secret key not found.'),
+  signatureInvalid: fixed(401, 'Unauthorized', 'Invalid signature. Please check your Secret key.'),
   simpleAuthOverHttp: fixed(400, 'SimpleAuthOverHttp', 'Simple authentication over HTTP is forbidden. Please, use HTTPS or signed requests instead.'),
   throttled: worded(
     429,
@@ -53,7 +57,6 @@ export const restErrors = {
   targetRequired: fixed(400, 'BadRequest', '`target` is required.'),
   targetNotString: fixed(400, 'BadRequest', '`target` must be a file UUID string.'),
   targetNotUuid: fixed(400, 'BadRequest', '`target` is not a valid file UUID.'),
-  addonParamsInvalid: worded(400, 'InvalidAddonParams', (message: string) => message),
   concurrentCall: fixed(409, 'ConcurrentCall', 'Concurrent call attempted'),
   notAnImage: fixed(400, 'NotAnImage', 'Not supported for files that are not images.'),
   notConvertible: worded(400, 'BadRequest', (mime: string) => `The file is not a document this server converts (${mime}).`),

@@ -13,11 +13,10 @@ export const uploadErrors = {
   internal: fixed(500, 'UploadAPIError', 'Internal error.'),
   /** A 4xx Fastify raised before a route ran (e.g. an unsupported media type): its status, our words. */
   requestFailed: (status: number) => new AppError(status, 'BaseViewsError', 'Request processing failed.'),
-  /** A route's input that fails its check, worded by the check. */
+  /** The Upload seam's answer to a route schema's own message (src/http/upload/route.ts, its only caller). */
   invalid: worded(400, 'BaseViewsError', (message: string) => message),
   requestProcessingFailed: fixed(400, 'UploadViewsError', 'Upload request processing failed.'),
   storeInvalid: fixed(400, 'UploadViewsError', 'store should be 0, 1 or auto.'),
-  tagsInvalid: worded(400, 'FileTagsInvalidError', (message: string) => message),
   requestTooLarge: fixed(413, 'RequestSizeLimitExceededError', 'The size of the request is too large.'),
   throttled: worded(
     429,

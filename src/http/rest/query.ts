@@ -3,11 +3,9 @@ import { parseBoolean, REST_API_BOOLEANS } from '../../core/booleans.js';
 import { parseDateToUs } from '../../core/time.js';
 import { z } from 'zod';
 import { checked } from '../common/route.js';
-import { restErrors } from '../../core/error-catalogue/rest.js';
+import { restFieldErrors } from '../../core/error-catalogue/rest-fields.js';
 
 export type Query = Record<string, string | undefined>;
-
-const bad = restErrors.invalid;
 
 export function queryOf(raw: unknown): Query {
   const out: Query = {};
@@ -20,13 +18,13 @@ export function boolParam(q: Query, name: string): boolean | null {
   if (v === undefined || v === '') return null;
   const b = parseBoolean(v, REST_API_BOOLEANS);
   if (b !== undefined) return b;
-  throw bad(`\`${name}\` must be true or false.`);
+  throw restFieldErrors.notTrueOrFalse(name);
 }
 
 export function limitParam(q: Query, def = 100, max = 1000): number {
   const v = q['limit'];
   if (v === undefined || v === '') return def;
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) throw bad(`\`limit\` must be an integer from 1 to ${max}.`);
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > max) throw restFieldErrors.limitOutOfRange(max);
   return Number(v);
 }
 
@@ -34,21 +32,21 @@ export function orderingParam(q: Query, field: string): boolean {
   const v = q['ordering'];
   if (v === undefined || v === '' || v === field) return false;
   if (v === `-${field}`) return true;
-  throw bad(`\`ordering\` must be ${field} or -${field}.`);
+  throw restFieldErrors.orderingNotField(field);
 }
 
 export function dateParam(q: Query, name: string): number | null {
   const v = q[name];
   if (v === undefined || v === '') return null;
   const us = parseDateToUs(v);
-  if (us === null) throw bad(`\`${name}\` must be an ISO 8601 date-time such as 2024-01-01T00:00:00Z.`);
+  if (us === null) throw restFieldErrors.notDateTime(name);
   return us;
 }
 
 export function offsetParam(q: Query): number {
   const v = q['offset'];
   if (v === undefined || v === '') return 0;
-  if (!/^\d+$/.test(v)) throw bad('`offset` must be a non-negative integer.');
+  if (!/^\d+$/.test(v)) throw restFieldErrors.offsetNegative();
   return Number(v);
 }
 
@@ -56,7 +54,7 @@ export function offsetParam(q: Query): number {
 export function includeParam(q: Query, allowed: string[], name = 'include'): Set<string> {
   const v = q[name];
   const items = new Set((v ?? '').split(',').map((s) => s.trim()).filter(Boolean));
-  for (const item of items) if (!allowed.includes(item)) throw bad(`\`${name}\` accepts only: ${allowed.join(', ')}.`);
+  for (const item of items) if (!allowed.includes(item)) throw restFieldErrors.includeNotAllowed(name, allowed);
   return items;
 }
 

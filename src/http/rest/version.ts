@@ -8,8 +8,6 @@ import { restErrors } from '../../core/error-catalogue/rest.js';
 
 export type { RestVersion };
 
-const NOT_ACCEPTABLE = 'Incorrect Accept header provided. Make sure to specify API version. Refer to REST API docs for details.';
-
 /** Neutral media types, and the official SDKs' spellings of the same (only with `sdkAliases`). */
 const NEUTRAL: Record<string, RestVersion> = { 'application/vnd.svc-v0.7+json': '0.7', 'application/vnd.svc-v0.6+json': '0.6' };
 const SDK: Record<string, RestVersion> = { 'application/vnd.uploadcare-v0.7+json': '0.7', 'application/vnd.uploadcare-v0.6+json': '0.6' };
@@ -31,7 +29,7 @@ function parseAccept(accept: string | undefined, aliases: boolean): RestVersion 
     const version = NEUTRAL[type] ?? (aliases ? SDK[type] : undefined);
     if (version) return version;
   }
-  throw restErrors.notAcceptable(NOT_ACCEPTABLE);
+  throw restErrors.notAcceptable();
 }
 
 /** For routes that exist in one version only: the same 404 an unknown path gets. */

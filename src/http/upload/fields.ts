@@ -40,13 +40,7 @@ export const metadataField = parsedField(
 ).optional();
 
 /** The `tags=a,b` field (SDK 6.19), normalized; a bad tag is a 400 naming it. */
-export const tagsField = checked(text(), (v) => {
-  try {
-    return parseTagList(v);
-  } catch (err) {
-    throw uploadErrors.tagsInvalid(err instanceof Error ? err.message : String(err));
-  }
-}).meta({ type: 'string', description: 'Comma-separated tags of the new file (lowercased, trimmed).' });
+export const tagsField = checked(text(), (v) => parseTagList(v)).meta({ type: 'string', description: 'Comma-separated tags of the new file (lowercased, trimmed).' });
 
 /** An Upload API flag: the API's boolean spellings; anything else (or nothing) is undefined (the route's default). */
 export const flagField = (description: string) => checked(text(), (v) => parseBoolean(v, UPLOAD_API_BOOLEANS)).meta({ type: 'string', description: `${description} (1 or 0).` });
