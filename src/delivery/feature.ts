@@ -6,7 +6,6 @@
  * copies render through the same `render`; features.ts hands both on.
  */
 import path from 'node:path';
-import sharp from 'sharp';
 import type { AppContext } from '../context.js';
 import type { DeliverFile, Feature, ReadOriginal, RenderStoredFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
@@ -33,11 +32,6 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   // Only a node serving reads keeps originals in memory: elsewhere (copies) a render reads the store.
   const originals = new OriginalsCache(ctx.blobs, opts.keepOriginals ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
   const readOriginal: ReadOriginal = async (blobKey, size) => (await originals.get(blobKey, size))?.bytes ?? null;
-  // libvips' operation cache is off. It would keep up to 20 loaded files open, removed or not (a
-  // render's scratch images, hundreds of MB each for a large one, held their disk space until
-  // evicted), and up to 50 MB of operations' pixels for 100 operations: CDN URLs seldom repeat
-  // an operation on the same input, and a repeated URL is answered by the result cache.
-  sharp.cache(false);
   const scratchDir = ctx.blobs.spoolDir ?? path.join(cfg.dataDir, 'spool');
   const renderer = new StoredFileRenderer(ctx.files, new StoredSources(ctx.blobs, originals), scratchDir, ctx.config.cdnRenderTimeoutMs);
   const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);

@@ -5,7 +5,7 @@
 import os from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import sharp from 'sharp';
+import { configureSharp } from '../media/lazy-sharp.js';
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import { isAppError } from '../core/errors.js';
@@ -34,7 +34,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
   // One libvips thread per pipeline (no pipeline pays for thread hand-offs; measured in bench/:
   // cheaper per image) and two pipelines per CPU, so a core never idles while the main thread
   // finishes one request and starts the next (measured: +12% req/s on 2 cores, same CPU/image).
-  sharp.concurrency(1);
+  configureSharp((s) => s.concurrency(1));
   const cache = new ResultCache(`${cfg.dataDir}/cache`, cfg.cdnCacheMaxBytes, cfg.cdnMemoryCacheBytes, ctx.log);
   await cache.init();
   const queue = new WorkQueue(cfg.cdnProcessConcurrency || 2 * cpus, cfg.cdnProcessQueue);

@@ -3,7 +3,8 @@
  * position, shadow, alpha-only output. Runs in the child process (pixel loops stay off the
  * server's event loop); `rgba` is the model's cut-out at the source's size.
  */
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+import sharp from '../../media/lazy-sharp.js';
 import type { Length, RemoveBgParams } from './params.js';
 
 export interface Rgba {

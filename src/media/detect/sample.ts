@@ -2,7 +2,8 @@
  * What the detectors see: a copy of the image as 8-bit RGB, downscaled by libvips (off the main
  * thread) to at most DETECT_MAX_SIDE, with the factor that maps its boxes back.
  */
-import sharp, { type Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
+import sharp from '../lazy-sharp.js';
 import { DETECT_MAX_SIDE, type RgbImage } from './pool.js';
 import type { Detection } from './types.js';
 

@@ -7,7 +7,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import sharp from 'sharp';
+import sharp from '../lazy-sharp.js';
 import { AppError } from '../../core/errors.js';
 import { launchTool, missingProgram, SandboxUnavailableError } from '../../launcher/sandbox.js';
 import { pinnedInput } from './ffmpeg-input.js';

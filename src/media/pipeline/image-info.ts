@@ -4,7 +4,8 @@
  * HEVC) are described from their own headers via decoders.ts, so they count as images too.
  */
 import { open } from 'node:fs/promises';
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
+import sharp from '../lazy-sharp.js';
 import exifr from 'exifr';
 import { DATE_AND_GPS_TAGS } from './exif-options.js';
 import type { ImageInfo } from '../../core/file-record.js';

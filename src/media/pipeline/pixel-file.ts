@@ -9,7 +9,8 @@
  * as libvips requires of worker threads on glibc).
  */
 import { rm } from 'node:fs/promises';
-import sharp, { type SharpOptions } from 'sharp';
+import type { SharpOptions } from 'sharp';
+import sharp from '../lazy-sharp.js';
 import { firstChannelAsGrey } from './pixels.js';
 import { type PixelStep, runStep, srgbRaw } from './pixel-step.js';
 

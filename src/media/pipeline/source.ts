@@ -3,7 +3,8 @@
  * checked from the header first. Used for the main image and for overlays.
  */
 import { open, stat } from 'node:fs/promises';
-import sharp, { type Metadata, type SharpOptions } from 'sharp';
+import type { Metadata, SharpOptions } from 'sharp';
+import sharp from '../lazy-sharp.js';
 import { type InputKind, detectKind, isOtherKind } from './decoders.js';
 import { decodeInWorker, prepareSvgInWorker } from './decode-pool.js';
 import { type SvgTransform, prepareSvg } from './svg.js';

@@ -8,7 +8,8 @@
  * never allocates, touches or frees their pixels: for a 74 Mpx image each of those costs the thread
  * that does it 100-700 ms on a machine with slow page faults (docs/reliability.md).
  */
-import sharp, { type Sharp, type SharpOptions } from 'sharp';
+import type { Sharp, SharpOptions } from 'sharp';
+import sharp from '../lazy-sharp.js';
 import { type Deadline, INLINE_PIXEL_MAP_PIXELS, checkIntermediate } from '../limits.js';
 import { widenGrey } from './pixels.js';
 import { pixelFileInWorker, widenInWorker } from './decode-pool.js';
