@@ -13,7 +13,7 @@ import type { S3Request } from './request.js';
 
 const MAX_KEYS = 1000;
 
-interface ListParams {
+export interface ListParams {
   prefix: string;
   delimiter: string;
   maxKeys: number;
@@ -31,6 +31,12 @@ interface ListPage {
   last: string;
 }
 
+/** The rows of a batch in key order that come after `key`. */
+function dropUpTo(rows: ObjectRow[], key: string): ObjectRow[] {
+  const first = rows.findIndex((r) => compareKeys(r.key, key) > 0);
+  return first === -1 ? [] : rows.slice(first);
+}
+
 /** Yields the project's objects in key order from `after` on, reading both orders in batches. */
 class ObjectWalk {
   private keyed: ObjectRow[] = [];
@@ -39,20 +45,21 @@ class ObjectWalk {
   private unkeyedDone = false;
 
   constructor(
-    private readonly service: ObjectService,
+    private readonly service: ListReads,
     private readonly projectId: number,
     private readonly prefix: string,
     private after: string,
     private readonly batch: number,
   ) {}
 
-  /** Restarts the walk after `key` (exclusive): past a common prefix. */
+  /**
+   * Goes on after `key` (exclusive): past a common prefix. Rows already read past it are kept (both
+   * batches are in key order), so a page of common prefixes costs a read per batch, not per prefix.
+   */
   skipTo(key: string): void {
     this.after = key;
-    this.keyed = [];
-    this.unkeyed = [];
-    this.keyedDone = false;
-    this.unkeyedDone = false;
+    this.keyed = dropUpTo(this.keyed, key);
+    this.unkeyed = dropUpTo(this.unkeyed, key);
   }
 
   async next(): Promise<ObjectRow | null> {
@@ -74,7 +81,10 @@ class ObjectWalk {
   }
 }
 
-export async function listPage(service: ObjectService, projectId: number, p: ListParams): Promise<ListPage> {
+/** The reads a listing needs: the repository's two orders. */
+type ListReads = Pick<ObjectService, 'repo'>;
+
+export async function listPage(service: ListReads, projectId: number, p: ListParams): Promise<ListPage> {
   const page: ListPage = { contents: [], prefixes: [], truncated: false, next: p.after, last: '' };
   if (p.maxKeys === 0) return page;
   const walk = new ObjectWalk(service, projectId, p.prefix, p.after, Math.min(p.maxKeys + 1, MAX_KEYS + 1));
