@@ -1,8 +1,8 @@
 /**
  * POST /base/: direct upload (wire-reference §1.4). File parts are streamed to durable storage as
- * they arrive (the SDK sends the file before the public key field), then the project, store choice,
- * metadata and credentials are checked, and only then rows are committed. On any failure the staged
- * bytes are discarded, so nothing half-done stays behind.
+ * they arrive (the SDK sends the file before the public key field), then the request goes through
+ * the upload-request flow (project, store choice, metadata, credentials), and only then rows are
+ * committed. On any failure the staged bytes are discarded, so nothing half-done stays behind.
  *
  * No anonymous disk writes: a public key in the query string is checked before the body is read
  * (unknown: 403 at once), a key field in the body as soon as it arrives, and file bytes that arrive
@@ -18,10 +18,10 @@ import type { StagedBlob } from '../file-contract.js';
 import { fileTooLarge, mapMultipartError } from '../http/upload/errors.js';
 import { MAX_FILES_PER_REQUEST } from '../http/upload/limits.js';
 import { sendJson } from '../http/common/json.js';
-import { checkNoNulls, firstOf, publicKeyFields, queryParams, requireProject, sdkHeaderKey, type Params } from '../http/upload/params.js';
+import { checkNoNulls, publicKeyFields, queryParams, sdkHeaderKey } from '../http/upload/params.js';
 import { newFileFields, newFileSchema, uploadFieldsOf } from '../http/upload/fields.js';
 import { AnonymousStagingBudget, type AnonymousStaging } from './anonymous-staging.js';
-import { runUploadRequest } from '../http/upload/request-flow.js';
+import { RequestProject, runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { digestsLaterFor } from '../digests/digest.js';
 import { uploadErrors } from '../core/error-catalogue/upload.js';
@@ -59,27 +59,23 @@ export function baseRoute(ctx: FilesContext) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     uploadRoute(app, BASE_SPEC, async (req, reply) => {
       const params = queryParams(req.query);
-      // The public key is judged before the files (the SDK's tests post an empty body without one).
-      if (!req.isMultipart()) {
-        checkNoNulls(params);
-        await requireProject(ctx, params, 'base');
-        throw uploadErrors.filesRequired();
-      }
+      const key = new RequestProject(ctx, params, 'base');
       const parts: StagedPart[] = [];
       const staging = budget.open(req.ip);
       try {
-        if (await keyKnownBeforeBody(ctx, req, params)) staging.release();
-        await readParts(ctx, req, params, parts, staging);
-        checkNoNulls(params);
-        if (parts.length === 0) {
-          await requireProject(ctx, params, 'base');
-          throw uploadErrors.filesRequired();
+        if (req.isMultipart()) {
+          if (await keyKnownBeforeBody(req, key)) staging.release();
+          await readParts(ctx, req, key, parts, staging);
         }
-        const out = await runUploadRequest(ctx, req, params, {
+        checkNoNulls(params);
+        const out = await runUploadRequest(ctx, req, key, {
           endpoint: '/base/',
-          keyLabel: 'base',
           fileCount: parts.length,
-          fields: () => uploadFieldsOf(newFileSchema, params, ctx.config.sdkAliases),
+          fields: () => {
+            // The public key is judged before the files (the SDK's tests post an empty body without one).
+            if (parts.length === 0) throw uploadErrors.filesRequired();
+            return uploadFieldsOf(newFileSchema, params, ctx.config.sdkAliases);
+          },
           run: async (project, f) => {
             const uuids: Record<string, string> = {};
             for (const part of parts) {
@@ -108,14 +104,14 @@ export function baseRoute(ctx: FilesContext) {
  * valid (else the 403 goes out before a byte of the body is read); the JS SDK's client header
  * names the key its body carries after the file.
  */
-async function keyKnownBeforeBody(ctx: FilesContext, req: FastifyRequest, params: Params): Promise<boolean> {
-  if (firstOf(params, publicKeyFields(ctx.config.sdkAliases)) !== undefined) {
-    checkNoNulls(params);
-    await requireProject(ctx, params, 'base');
+async function keyKnownBeforeBody(req: FastifyRequest, key: RequestProject): Promise<boolean> {
+  if (key.named) {
+    checkNoNulls(key.params);
+    await key.require();
     return true;
   }
   const claimed = sdkHeaderKey(req.headers);
-  return claimed !== null && (await ctx.projects.lookup(claimed)) !== null;
+  return claimed !== null && (await key.lookup(claimed)) !== null;
 }
 
 function anonymousBytesRefused(ctx: FilesContext): Error {
@@ -123,17 +119,17 @@ function anonymousBytesRefused(ctx: FilesContext): Error {
   return uploadErrors.publicKeyRequiredBeforeFile(name);
 }
 
-async function readParts(ctx: FilesContext, req: FastifyRequest, params: Params, out: StagedPart[], staging: AnonymousStaging): Promise<void> {
+async function readParts(ctx: FilesContext, req: FastifyRequest, key: RequestProject, out: StagedPart[], staging: AnonymousStaging): Promise<void> {
   const keyFields = publicKeyFields(ctx.config.sdkAliases);
   for await (const part of req.parts()) {
     if (part.type === 'field') {
       // A part without a name (`Content-Disposition: form-data` alone) carries no parameter.
       if (typeof part.value !== 'string' || typeof part.fieldname !== 'string') continue;
-      params.set(part.fieldname, part.value);
+      key.params.set(part.fieldname, part.value);
       // A key field is checked as it arrives: unknown stops the request before more bytes are staged.
       if (keyFields.includes(part.fieldname)) {
-        checkNoNulls(params);
-        await requireProject(ctx, params, 'base');
+        checkNoNulls(key.params);
+        await key.require();
         staging.release();
       }
       continue;

@@ -5,7 +5,8 @@ import type { FilesContext } from './context.js';
 import { parseUuid } from '../core/ids.js';
 import { uploadInfoJson } from '../core/file-json.js';
 import { sendJson } from '../http/common/json.js';
-import { queryParams, requireProject } from '../http/upload/params.js';
+import { queryParams } from '../http/upload/params.js';
+import { RequestProject, runUploadRequest } from '../http/upload/request-flow.js';
 import { uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadFieldsOf } from '../http/upload/fields.js';
 import { parsedField } from '../http/common/route.js';
@@ -31,10 +32,15 @@ export function infoRoute(ctx: FilesContext) {
       { method: 'GET', url: '/info/', summary: "A file's upload info", security: [['publicKey']], query: infoQuery, deferred: true, responses: { 200: { description: 'The file.', schema: infoSchema }, 404: { description: 'No such file in the project.' } } },
       async (req, reply) => {
         const params = queryParams(req.query);
-        const found = await requireProject(ctx, params, 'other');
-        const { file_id: uuid } = uploadFieldsOf(infoFields, params, ctx.config.sdkAliases);
-        const file = await ctx.files.find(found.project.id, uuid);
-        if (!file || file.removedUs !== null) throw uploadErrors.fileNotFound();
+        const file = await runUploadRequest(ctx, req, new RequestProject(ctx, params, 'other'), {
+          endpoint: null,
+          fields: () => uploadFieldsOf(infoFields, params, ctx.config.sdkAliases),
+          run: async (project, { file_id: uuid }) => {
+            const found = await ctx.files.find(project.id, uuid);
+            if (!found || found.removedUs !== null) throw uploadErrors.fileNotFound();
+            return found;
+          },
+        });
         return sendJson(reply, 200, uploadInfoJson(file));
       },
     );

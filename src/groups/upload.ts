@@ -11,8 +11,8 @@ import { uploadGroupJson, uploadGroupSchema } from './json.js';
 import { MAX_GROUP_FILES, type GroupService } from './service.js';
 import { sendJson } from '../http/common/json.js';
 import { mapMultipartError } from '../http/upload/errors.js';
-import { checkNoNulls, requireProject, type Params } from '../http/upload/params.js';
-import { runUploadRequest } from '../http/upload/request-flow.js';
+import { checkNoNulls, type Params } from '../http/upload/params.js';
+import { RequestProject, runUploadRequest } from '../http/upload/request-flow.js';
 import { uploadFieldsOf } from '../http/upload/fields.js';
 import { parsedField } from '../http/common/route.js';
 import { FORM_TYPES, uploadFieldDocs, uploadInput, uploadRoute } from '../http/upload/route.js';
@@ -84,9 +84,8 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
       });
       const params: Params = new Map([...query, ...body]);
       checkNoNulls(params);
-      const group = await runUploadRequest(ctx, req, params, {
+      const group = await runUploadRequest(ctx, req, new RequestProject(ctx, params, 'other'), {
         endpoint: '/group/',
-        keyLabel: 'other',
         fileCount: 0,
         fields: () => undefined,
         // Entries are read after the credentials check: a stranger's malformed list gets the 403.
@@ -101,11 +100,15 @@ export function groupRoutes(ctx: AppContext, groups: GroupService) {
 
     const info = async (req: FastifyRequest) => {
       const params: Params = new Map([...queryPairs(req), ...(await bodyPairs(req).catch((err: unknown) => Promise.reject(mapMultipartError(err))))]);
-      const found = await requireProject(ctx, params, 'other');
-      const { group_id: id } = uploadFieldsOf(infoFields, params, ctx.config.sdkAliases);
-      const g = await groups.find(found.project.id, id);
-      if (!g) throw uploadErrors.groupNotFound();
-      return uploadGroupJson(g, await groups.entries(g), ctx.bases);
+      return runUploadRequest(ctx, req, new RequestProject(ctx, params, 'other'), {
+        endpoint: null,
+        fields: () => uploadFieldsOf(infoFields, params, ctx.config.sdkAliases),
+        run: async (project, { group_id: id }) => {
+          const g = await groups.find(project.id, id);
+          if (!g) throw uploadErrors.groupNotFound();
+          return uploadGroupJson(g, await groups.entries(g), ctx.bases);
+        },
+      });
     };
     uploadRoute(app, INFO_SPEC, async (req, reply) => sendJson(reply, 200, await info(req)));
   };

@@ -17,7 +17,7 @@ import { uploadInfoJson } from '../core/file-json.js';
 import { sendJson } from '../http/common/json.js';
 import { checkNoNulls, queryParams } from '../http/upload/params.js';
 import { newFileSchema, uploadFieldsOf } from '../http/upload/fields.js';
-import { runUploadRequest } from '../http/upload/request-flow.js';
+import { RequestProject, runUploadRequest } from '../http/upload/request-flow.js';
 import { uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 import {
@@ -193,9 +193,8 @@ async function createUpload(ctx: AppContext, service: TusService, req: FastifyRe
     if (!isChunk(req)) throw tusErrors.contentType();
     parseChecksum(req.headers['upload-checksum']);
   }
-  return runUploadRequest(ctx, req, params, {
+  return runUploadRequest(ctx, req, new RequestProject(ctx, params, 'base'), {
     endpoint: '/tus/',
-    keyLabel: 'base',
     fields: () => ({
       length,
       uploadMetadata: rawMetadata,

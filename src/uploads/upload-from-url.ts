@@ -10,7 +10,7 @@ import { uploadInfoJson } from '../core/file-json.js';
 import type { Params } from '../http/upload/params.js';
 import { flagField, newFileFields, newFileOf, uploadFieldsOf } from '../http/upload/fields.js';
 import { checked, parsedField } from '../http/common/route.js';
-import { runUploadRequest } from '../http/upload/request-flow.js';
+import { RequestProject, runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 import { uploadErrors } from '../core/error-catalogue/upload.js';
@@ -84,9 +84,8 @@ export function fromUrlRoutes(ctx: AppContext, tasks: FromUrlTasks, client: Outb
   return async function plugin(app: FastifyInstance): Promise<void> {
     uploadRoute(app, FROM_URL_SPEC, async (req, reply) => {
       const params = await requestParams(req);
-      const answer = await runUploadRequest(ctx, req, params, {
+      const answer = await runUploadRequest(ctx, req, new RequestProject(ctx, params, 'other'), {
         endpoint: '/from_url/',
-        keyLabel: 'other',
         fields: () => fromUrlFieldsOf(ctx, params),
         run: async (project, f) => {
           // Syntax, DNS and address checks answer synchronously; download failures go to the status.

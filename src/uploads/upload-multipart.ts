@@ -7,10 +7,10 @@ import { requestParams } from './request-params.js';
 import { MAX_PART_BYTES, MIN_FILE_BYTES, MIN_PART_BYTES, type MultipartService } from './multipart/service.js';
 import { sendJson } from '../http/common/json.js';
 import { uploadInfoJson } from '../core/file-json.js';
-import { requireProject, type Params } from '../http/upload/params.js';
+import type { Params } from '../http/upload/params.js';
 import { newFileFields, newFileOf, uploadFieldsOf } from '../http/upload/fields.js';
 import { checked, parsedField } from '../http/common/route.js';
-import { runUploadRequest } from '../http/upload/request-flow.js';
+import { RequestProject, runUploadRequest } from '../http/upload/request-flow.js';
 import { FORM_TYPES, uploadFieldDocs, uploadRoute } from '../http/upload/route.js';
 import { uploadInfoJson as infoSchema } from '../http/common/openapi/wire-schemas.js';
 import { uploadErrors } from '../core/error-catalogue/upload.js';
@@ -97,9 +97,8 @@ export function multipartRoutes(ctx: AppContext, service: MultipartService) {
     const start = startFields(ctx.config.maxUploadBytes);
     uploadRoute(app, startSpec(ctx.config.maxUploadBytes), async (req, reply) => {
       const params = await requestParams(req);
-      const started = await runUploadRequest(ctx, req, params, {
+      const started = await runUploadRequest(ctx, req, new RequestProject(ctx, params, 'base'), {
         endpoint: '/multipart/start/',
-        keyLabel: 'base',
         fields: () => startFieldsOf(ctx, start, params),
         run: (project, f) => service.start(project, f),
       });
@@ -108,9 +107,11 @@ export function multipartRoutes(ctx: AppContext, service: MultipartService) {
 
     uploadRoute(app, COMPLETE_SPEC, async (req, reply) => {
       const params = await requestParams(req);
-      const found = await requireProject(ctx, params, 'base');
-      const { uuid } = uploadFieldsOf(completeFields, params, ctx.config.sdkAliases);
-      const file = await service.complete(found.project, uuid, req.id);
+      const file = await runUploadRequest(ctx, req, new RequestProject(ctx, params, 'base'), {
+        endpoint: null,
+        fields: () => uploadFieldsOf(completeFields, params, ctx.config.sdkAliases),
+        run: (project, { uuid }) => service.complete(project, uuid, req.id),
+      });
       return sendJson(reply, 200, uploadInfoJson(file));
     });
   };

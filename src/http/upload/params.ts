@@ -1,10 +1,8 @@
 /**
  * Upload API parameters arrive as query string, urlencoded or multipart fields, merged (body wins).
- * This module reads the public key under every name the clients use; the other fields are route
- * schemas (fields.ts).
+ * This module names the fields that carry the public key under every name the clients use (the
+ * project is found in request-flow.ts); the other fields are route schemas (fields.ts).
  */
-import type { AppContext } from '../../context.js';
-import type { ProjectRow } from '../../projects/service.js';
 import { uploadErrors } from '../../core/error-catalogue/upload.js';
 
 export type Params = Map<string, string>;
@@ -24,22 +22,6 @@ export function firstOf(params: Params, names: readonly string[]): string | unde
     if (v !== undefined) return v;
   }
   return undefined;
-}
-
-/**
- * How error texts name the public key: `UPLOADCARE_PUB_KEY` (or `SVC_PUB_KEY`) on base and
- * multipart, `pub_key` elsewhere, as the SDK's tests expect.
- */
-export type KeyLabel = 'base' | 'other';
-
-/** Resolves the project from the public key, or throws the wire's 403. */
-export async function requireProject(ctx: AppContext, params: Params, label: KeyLabel): Promise<{ project: ProjectRow; secrets: string[] }> {
-  const name = label === 'base' ? (ctx.config.sdkAliases ? 'UPLOADCARE_PUB_KEY' : 'SVC_PUB_KEY') : 'pub_key';
-  const pub = firstOf(params, publicKeyFields(ctx.config.sdkAliases));
-  if (!pub) throw uploadErrors.publicKeyRequired(name);
-  const found = await ctx.projects.lookup(pub);
-  if (!found) throw uploadErrors.publicKeyInvalid(name);
-  return found;
 }
 
 /**
