@@ -4,15 +4,14 @@
  * arrive before any known key are bounded per client address and in all. Measured on the bytes
  * the server writes into its data dir while the request body is still open.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { uploadFile } from '@uploadcare/upload-client';
 import { describe, expect, it } from 'vitest';
 import { usingS3 } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
 import { bytes, sleep, until } from './helpers.js';
+import { StreamedUpload, type Answer } from './streamed-upload.js';
 
 const PER_IP = 1024 * 1024;
 const TOTAL = 1536 * 1024;
@@ -73,69 +72,6 @@ function watchDisk(): { stop(): number } {
   };
 }
 
-interface Answer {
-  status: number;
-  text: string;
-}
-
-/** A multipart /base/ request written by hand, part by part, whose body stays open until end(). */
-class StreamedUpload {
-  readonly boundary = `b${crypto.randomBytes(8).toString('hex')}`;
-  readonly answer: Promise<Answer>;
-  answered = false;
-  private readonly req: http.ClientRequest;
-
-  constructor(query = '', headers: Record<string, string> = {}) {
-    this.req = http.request(`${srv.upload}/base/${query}`, {
-      method: 'POST',
-      headers: { 'content-type': `multipart/form-data; boundary=${this.boundary}`, ...headers },
-    });
-    // Writes after an early answer may fail (EPIPE, reset): the answer is what the test reads.
-    this.req.on('error', () => undefined);
-    this.answer = new Promise((resolve, reject) => {
-      this.req.on('response', (res) => {
-        this.answered = true;
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
-    });
-  }
-
-  field(name: string, value: string): Promise<void> {
-    return this.write(Buffer.from(`--${this.boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
-  }
-
-  /** Opens a file part and sends `size` bytes of it (stops early once the server has answered). */
-  async file(size: number, name = 'file'): Promise<void> {
-    await this.write(Buffer.from(`--${this.boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${name}.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
-    const data = bytes(size, 7);
-    for (let at = 0; at < size && !this.answered; at += 64 * KIB) await this.write(data.subarray(at, at + 64 * KIB));
-    await this.write(Buffer.from('\r\n'));
-  }
-
-  async end(): Promise<Answer> {
-    this.req.end(`--${this.boundary}--\r\n`);
-    return this.answer;
-  }
-
-  destroy(): void {
-    this.req.destroy();
-  }
-
-  /** Writes unless the server has answered; resolves when the socket took the chunk (or soon after an answer). */
-  private write(chunk: Buffer): Promise<void> {
-    if (this.answered || this.req.destroyed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => resolve();
-      if (this.req.write(chunk)) return done();
-      this.req.once('drain', done);
-      void this.answer.then(done, done);
-    });
-  }
-}
-
 /** Waits (bounded) for the answer of a request whose body is still open. */
 function answeredWithin(u: StreamedUpload, ms: number): Promise<Answer | 'no answer'> {
   return Promise.race([u.answer, sleep(ms).then(() => 'no answer' as const)]);
@@ -147,7 +83,7 @@ describe('a key in the query string', () => {
   it('unknown: 403 before the body is read, nothing written', async () => {
     for (const query of ['?UPLOADCARE_PUB_KEY=nosuchkey000', '?pub_key=nosuchkey000&jsonerrors=0']) {
       const disk = watchDisk();
-      const u = new StreamedUpload(query);
+      const u = new StreamedUpload(`${srv.upload}/base/${query}`);
       await u.file(2 * PER_IP);
       const answer = await answeredWithin(u, 10_000);
       u.destroy();
@@ -157,7 +93,7 @@ describe('a key in the query string', () => {
   });
 
   it('known: the body may carry the file before any key field, whatever its size', async () => {
-    const u = new StreamedUpload(`?UPLOADCARE_PUB_KEY=${srv.keys.public_key}`);
+    const u = new StreamedUpload(`${srv.upload}/base/?UPLOADCARE_PUB_KEY=${srv.keys.public_key}`);
     await u.file(2 * PER_IP);
     const answer = await u.end();
     expect(answer.status, answer.text).toBe(200);
@@ -168,7 +104,7 @@ describe('a key in the query string', () => {
 describe('a key field in the body', () => {
   it('unknown, before the file: 403 as it arrives, the file is never staged', async () => {
     const disk = watchDisk();
-    const u = new StreamedUpload('', fwd('198.51.100.10'));
+    const u = new StreamedUpload(`${srv.upload}/base/`, fwd('198.51.100.10'));
     await u.field('UPLOADCARE_PUB_KEY', 'nosuchkey000');
     await u.file(2 * PER_IP);
     const answer = await answeredWithin(u, 10_000);
@@ -179,7 +115,7 @@ describe('a key field in the body', () => {
 
   it('after the file: works while the file fits the anonymous budget, and the budget is given back', async () => {
     for (let i = 0; i < 3; i++) {
-      const u = new StreamedUpload('', fwd('198.51.100.11'));
+      const u = new StreamedUpload(`${srv.upload}/base/`, fwd('198.51.100.11'));
       await u.file(PER_IP - 64 * KIB);
       await u.field('UPLOADCARE_PUB_KEY', srv.keys.public_key);
       const answer = await u.end();
@@ -191,7 +127,7 @@ describe('a key field in the body', () => {
 describe('file bytes before any key', () => {
   it('stop at the per-address budget with a 403 while the body is still open', async () => {
     const disk = watchDisk();
-    const u = new StreamedUpload('', fwd('198.51.100.12'));
+    const u = new StreamedUpload(`${srv.upload}/base/`, fwd('198.51.100.12'));
     await u.file(4 * PER_IP);
     const answer = await answeredWithin(u, 10_000);
     const peak = disk.stop();
@@ -208,25 +144,25 @@ describe('file bytes before any key', () => {
   it('count per client address and in all, across concurrent requests', async () => {
     // A holds 900 KiB without a key; B (another address) then passes the total, C (A's address) A's share.
     const base = usingS3() ? 0 : bytesOnDisk();
-    const a = new StreamedUpload('', fwd('198.51.100.20'));
+    const a = new StreamedUpload(`${srv.upload}/base/`, fwd('198.51.100.20'));
     await a.file(900 * KIB);
     if (!usingS3()) await until(async () => (bytesSince(base) >= 880 * KIB ? true : undefined), 10_000, 20);
     else await sleep(1000);
 
-    const b = new StreamedUpload('', fwd('198.51.100.21'));
+    const b = new StreamedUpload(`${srv.upload}/base/`, fwd('198.51.100.21'));
     await b.file(900 * KIB);
     const refusedB = await answeredWithin(b, 10_000);
     b.destroy();
     expect(refusedB).toMatchObject({ status: 403 });
 
-    const c = new StreamedUpload('', fwd('198.51.100.20'));
+    const c = new StreamedUpload(`${srv.upload}/base/`, fwd('198.51.100.20'));
     await c.file(300 * KIB);
     const refusedC = await answeredWithin(c, 10_000);
     c.destroy();
     expect(refusedC).toMatchObject({ status: 403 });
 
     // Under both budgets another address still gets through, and A completes once its key arrives.
-    const d = new StreamedUpload('', fwd('198.51.100.22'));
+    const d = new StreamedUpload(`${srv.upload}/base/`, fwd('198.51.100.22'));
     await d.file(400 * KIB);
     await d.field('UPLOADCARE_PUB_KEY', srv.keys.public_key);
     expect((await d.end()).status).toBe(200);
