@@ -72,9 +72,8 @@ export interface RestQuickRead {
   /** The JSON body the route would send with 200, or null when only the route can tell. */
   answer(key: string, projectId: number, version: RestVersion): Buffer | null;
   /**
-   * When `answer` has nothing in memory (a cache miss; on PostgreSQL, with no change stamp and so
-   * no record cache, every time): the same answer read as the route reads it, or null (or a throw)
-   * when only the route can tell.
+   * When `answer` has nothing in memory (a cache miss; on PostgreSQL with no change stamp, every
+   * time): the same answer read as the route reads it, or null (or a throw) when only the route can tell.
    */
   load?(key: string, projectId: number, version: RestVersion): Promise<Buffer | null>;
 }

@@ -68,10 +68,6 @@ export interface Removal {
 
 /** Each method is described where FileService implements it (src/files/service.ts). */
 export interface FileContract {
-  /** Calls `listener` with each file's uuid after its removal commits; returns the unsubscribe function. */
-  onRemoved(listener: (uuid: string) => void): () => void;
-  /** Calls `listener` with a file's uuid once digests computed after its upload's answer committed. */
-  onDigested(listener: (uuid: string) => void): void;
   /** Adds work to the transaction of every new file's row (it fails the upload if it throws). */
   onUpload(hook: UploadHook): void;
 
@@ -83,6 +79,7 @@ export interface FileContract {
   find(projectId: number, uuid: string): Promise<FileRecord | null>;
   findMany(projectId: number, uuids: string[]): Promise<FileRecord[]>;
   byUuid(uuid: string): Promise<FileRecord | null>;
+  recent(uuid: string): Promise<Readonly<FileRecord> | null>;
   latestFromUrl(projectId: number, sourceUrl: string): Promise<FileRecord | null>;
 
   remove(projectId: number, uuid: string, initiator: Initiator, how?: Removal): Promise<FileRecord>;

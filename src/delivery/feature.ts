@@ -1,16 +1,16 @@
 /**
  * Delivery: rendering stored files, and on nodes that serve the CDN, file URLs. A file request
- * (one typed request, src/http/cdn/url.ts) is answered from the row (briefly cached) with the
- * original bytes when its plan does no processing, else with a rendition (result cache, bounded
- * work queue: processed.ts). Group members (`nth`) are delivered through the same `deliver`, and
+ * (one typed request, src/http/cdn/url.ts) is answered from the row (the node's file row cache,
+ * which may answer a moment old: FileService `recent`) with the original bytes when its plan does
+ * no processing, else with a rendition (result cache, bounded work queue: processed.ts). Group members (`nth`) are delivered through the same `deliver`, and
  * copies render through the same `render`; features.ts hands both on.
  */
 import path from 'node:path';
 import type { AppContext } from '../context.js';
+import type { FileRecord } from '../core/file-record.js';
 import type { DeliverFile, Feature, ReadOriginal, RenderStoredFile } from '../feature.js';
 import { sendCdnError } from '../http/cdn/errors.js';
 import { requireCdnAccess } from '../http/cdn/access.js';
-import { FileLookup } from './lookup.js';
 import { OriginalsCache } from './originals.js';
 import { createProcessedHandler } from './processed.js';
 import { sendOriginal } from './raw.js';
@@ -37,11 +37,6 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);
   if (!opts.serveCdn) return { name: 'delivery', deliver: null, render, readOriginal };
 
-  const lookup = new FileLookup(ctx.files);
-  // The file service lives as long as this feature: no need to unsubscribe.
-  ctx.files.onRemoved((uuid) => lookup.invalidate(uuid));
-  // A large file's MD5 (its ETag) arrives after its upload: this node sends it at once.
-  ctx.files.onDigested((uuid) => lookup.invalidate(uuid));
   const processed = await createProcessedHandler(ctx, renderer);
   const deliver: DeliverFile = async (req, res, file, { plan, filename }) => {
     if (!plan.isProcessing) return sendOriginal(req, res, originals, file, { filename, inline: plan.inline });
@@ -54,11 +49,16 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
     readOriginal,
     cdn: {
       file: async (req, res, request) => {
-        const file = await lookup.get(request.uuid);
+        const file = deliverable(await ctx.files.recent(request.uuid));
         if (!file) return sendCdnError(res, cdnErrors.fileNotFound());
         await requireCdnAccess(ctx, req, file.projectId);
         return deliver(req, res, file, request);
       },
     },
   };
+}
+
+/** The file when it can be delivered: neither removed nor without its bytes. */
+function deliverable(file: FileRecord | null): FileRecord | null {
+  return file && file.removedUs === null && file.blobKey ? file : null;
 }

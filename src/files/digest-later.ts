@@ -24,8 +24,8 @@ export const DIGEST_LATER_JOB = 'file.digest';
 
 /**
  * A duplicate blob (the same bytes were already the project's) is deleted this long after the row
- * moved to the shared one: CDN nodes keep a file's row for 2 s (delivery/lookup.ts), and a read
- * that began with the old row must still find its bytes.
+ * moved to the shared one: CDN reads may take a file's row read up to 2 s before on another node
+ * (files/record-cache.ts `recent`), and a read that began with the old row must still find its bytes.
  */
 export const DUPLICATE_GRACE_MS = 60_000;
 

@@ -3,7 +3,7 @@
  * in this node's cache at the current change stamp (record-cache.ts): the bytes are the ones the
  * route would send for the same record and API version, so nothing on the wire differs. A URL with
  * a query string: the route answers. A record not cached, cached at an older stamp or on a store
- * without a cache (PostgreSQL with other writers) is read here (`load`), as the route would read it.
+ * without a stamp (PostgreSQL with other writers) is read here (`load`), as the route would read it.
  *
  * Why: on a cache hit the route itself costs more than the answer (Fastify's routing, hooks and
  * reply, the zod checks of the path and query, two promises), most of the gap to a bare Fastify

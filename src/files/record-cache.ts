@@ -1,60 +1,120 @@
 /**
- * File records for the REST reads of one file (info, tags, metadata), kept per node while the
- * store's change stamp (db/change-stamp.ts) has not moved: a hit is exactly what a read of the row
- * would return now, whichever node or process changed it. When the store has no stamp (PostgreSQL
- * while another process may write: nodes share the store there, and asking it is the round trip a
- * cache would save; db/pg-alone.ts) every call reads the row.
+ * The node's one cache of file rows, by uuid (a uuid names one file in one project), shared by the
+ * REST reads of one file (info, tags, metadata, the quick read in front of Fastify) and the CDN.
+ * Unknown uuids are kept too (null), so a burst of requests for a missing file reads it once.
+ *
+ * When an entry may answer (docs/files.md, "The file row cache"):
+ *   - `current` (REST): only while the store's change stamp (db/change-stamp.ts) is the one read
+ *     before the row was: any change of any row, by this node or any other process, moves it, so a
+ *     hit is exactly what a read of the row would return now. Without a stamp (PostgreSQL while
+ *     another process may write, db/pg-alone.ts) every call reads the row.
+ *   - `recent` (CDN): also while the entry is younger than `recentForMs`, whatever changed since:
+ *     delivery is the hottest path and a row it serves changes rarely. This node's own removals,
+ *     restores and late digests drop the entry at once (`drop`, called by FileService), so only
+ *     another node's change can be served that late.
  *
  * Why: through Kysely and the driver a primary-key read of a file costs 30-40 µs of CPU, most of a
  * signed `GET /files/{uuid}/` beyond the bare route (docs/performance.md); the stamp costs 2-4 µs.
- * Any change of any row moves the stamp, so a node taking writes misses more; it is never stale.
  *
  * The stamp is read before the row: a change committed between the two moves the stamp, so the
- * entry can only be older than its stamp says, which the next lookup's stamp then refuses. Records
- * handed out are frozen, shared by every hit: a caller that needs to change one builds a new one.
+ * entry can only be older than its stamp says, which the next lookup's stamp then refuses. A row
+ * read while its file was dropped is not kept (it may predate the change). Records handed out are
+ * frozen, shared by every hit: a caller that needs to change one builds a new one.
  */
 import type { FileRecord } from '../core/file-record.js';
 
 interface Entry {
-  stamp: string;
-  file: FileRecord;
+  file: FileRecord | null;
+  /** The store's change stamp read before the row was; null when the store had none. */
+  stamp: string | null;
+  /** When the row was read (performance.now()). */
+  at: number;
+}
+
+export interface FileRecordCacheOptions {
+  /** How long an entry answers `recent` reads whatever changed since it was read. */
+  recentForMs?: number;
+  /** Bound on entries; the oldest go first. */
+  maxEntries?: number;
 }
 
 export class FileRecordCache {
+  /** In the order the entries were read: the oldest come first. */
   private readonly entries = new Map<string, Entry>();
+  /** Counts `drop` calls: a row read across one is not kept. */
+  private drops = 0;
+  private readonly recentForMs: number;
+  private readonly maxEntries: number;
 
   constructor(
     private readonly stamp: () => string | null,
-    private readonly maxEntries = 1000,
-  ) {}
+    private readonly load: (uuid: string) => Promise<FileRecord | null>,
+    opts: FileRecordCacheOptions = {},
+  ) {
+    this.recentForMs = opts.recentForMs ?? 2000;
+    this.maxEntries = opts.maxEntries ?? 50_000;
+  }
 
   /**
-   * The entry of the current stamp, without a promise: exactly what `get` would answer now from
-   * the cache; undefined when `get` would load the row (no entry, an older stamp, no stamp).
+   * What `current` would answer now from memory, without a promise (null: no such file);
+   * undefined when `current` would read the row.
    */
-  peek(projectId: number, uuid: string): FileRecord | undefined {
-    const hit = this.entries.get(`${projectId}/${uuid}`);
-    if (hit === undefined) return undefined;
+  peek(uuid: string): FileRecord | null | undefined {
+    const hit = this.entries.get(uuid);
+    if (hit === undefined || hit.stamp === null) return undefined;
     return hit.stamp === this.stamp() ? hit.file : undefined;
   }
 
-  /** The file `load` would return now; `load` runs unless an entry of the current stamp exists. */
-  async get(projectId: number, uuid: string, load: () => Promise<FileRecord | null>): Promise<FileRecord | null> {
+  /** The file (any project, removed ones included) exactly as stored now, or null. */
+  async current(uuid: string): Promise<FileRecord | null> {
     const stamp = this.stamp();
-    if (stamp === null) return load();
-    const key = `${projectId}/${uuid}`;
-    const hit = this.entries.get(key);
-    if (hit !== undefined && hit.stamp === stamp) return hit.file;
-    const file = await load();
-    if (file === null) {
-      this.entries.delete(key);
-      return null;
+    const hit = this.entries.get(uuid);
+    if (hit !== undefined && stamp !== null && hit.stamp === stamp) return hit.file;
+    return this.fill(uuid, stamp);
+  }
+
+  /** As `current`, or as it was read at most `recentForMs` ago on this node. */
+  recent(uuid: string): Promise<FileRecord | null> {
+    const hit = this.entries.get(uuid);
+    if (hit !== undefined && performance.now() - hit.at < this.recentForMs) return Promise.resolve(hit.file);
+    return this.current(uuid);
+  }
+
+  /** Forgets the file: this node changed it (FileService calls this once the change committed). */
+  drop(uuid: string): void {
+    this.drops++;
+    this.entries.delete(uuid);
+  }
+
+  /** Entries held now (outdated ones included until the next read drops them). */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  private async fill(uuid: string, stamp: string | null): Promise<FileRecord | null> {
+    const at = performance.now();
+    const drops = this.drops;
+    const loaded = await this.load(uuid);
+    const file = loaded === null ? null : deepFreeze(loaded);
+    if (this.drops !== drops) return file;
+    this.dropOutdated(stamp, performance.now());
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    // Deleted first so the entry moves to the end, keeping the map in reading order.
+    this.entries.delete(uuid);
+    this.entries.set(uuid, { file, stamp, at });
+    return file;
+  }
+
+  /**
+   * Entries that can answer no read any more (older than `recentForMs`, of another stamp or none)
+   * go as new ones come, oldest first, so while rows change the map holds about the rows read in
+   * the last `recentForMs` rather than filling to `maxEntries` before the oldest go.
+   */
+  private dropOutdated(stamp: string | null, now: number): void {
+    for (const [uuid, entry] of this.entries) {
+      if (now - entry.at < this.recentForMs || (entry.stamp !== null && entry.stamp === stamp)) return;
+      this.entries.delete(uuid);
     }
-    // Bounded by clearing, like the other per-node caches: refilling costs one read each.
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
-    const frozen = deepFreeze(file);
-    this.entries.set(key, { stamp, file: frozen });
-    return frozen;
   }
 }
 

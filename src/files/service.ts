@@ -32,8 +32,8 @@ export { DIGEST_LATER_JOB } from './digest-later.js';
 export class FileService implements FileContract {
   private readonly repo: FileRepo;
   private readonly contents: ContentRepo;
-  /** Records of the REST reads of one file, valid while the store's change stamp holds. */
-  private readonly readCache: FileRecordCache;
+  /** The node's one cache of file rows (REST reads of one file, the CDN), record-cache.ts. */
+  private readonly records: FileRecordCache;
   /** Where this service's changes write their file events (app.ts tells it who listens). */
   readonly events = new FileEventOutbox();
   private readonly ingestion: FileIngest;
@@ -42,29 +42,21 @@ export class FileService implements FileContract {
   private readonly laterDigests: LaterDigests;
 
   constructor(db: Db, readonly blobs: BlobStore) {
-    this.readCache = new FileRecordCache(() => db.changeStamp());
     this.repo = new FileRepo(db);
+    this.records = new FileRecordCache(
+      () => db.changeStamp(),
+      (uuid) => this.repo.byUuid(uuid),
+    );
     this.contents = new ContentRepo(db);
     this.lifecycle = new FileLifecycle(db, blobs, this.repo, this.contents, this.events);
     this.ingestion = new FileIngest(db, blobs, this.repo, this.contents, this.events, this.lifecycle);
     this.edits = new FileEdits(db, this.repo, this.events, this.lifecycle);
     this.laterDigests = new LaterDigests(db, blobs, this.repo, this.contents);
-  }
-
-  /**
-   * Calls `listener` with each file's uuid after its removal commits (the CDN drops its cached
-   * row). Returns the unsubscribe function.
-   */
-  onRemoved(listener: (uuid: string) => void): () => void {
-    return this.lifecycle.onRemoved(listener);
-  }
-
-  /**
-   * Calls `listener` with a file's uuid once the digests of a large file, computed after its
-   * upload's answer, committed: its MD5 and maybe its blob changed (digest-later.ts).
-   */
-  onDigested(listener: (uuid: string) => void): void {
-    this.laterDigests.onDigested(listener);
+    // The changes a `recent` read (the CDN) must not miss: a removal or its restore, and a large
+    // file's MD5 (its ETag) and maybe its blob, committed after its upload's answer. The other
+    // changes move the store's change stamp, which is all `current` reads go by.
+    this.lifecycle.onRemoved((uuid) => this.records.drop(uuid));
+    this.laterDigests.onDigested((uuid) => this.records.drop(uuid));
   }
 
   /** Adds work to the transaction of every new file's row (it fails the upload if it throws). */
@@ -97,20 +89,29 @@ export class FileService implements FileContract {
     return this.ingestion.commit(project, staged, opts);
   }
 
-  /** For the REST reads of one file: the record may come from this node's cache (record-cache.ts) and is frozen. */
+  /** For the REST reads of one file: as stored now, maybe from this node's cache (record-cache.ts), frozen. */
   async get(projectId: number, uuid: string): Promise<Readonly<FileRecord>> {
     const id = parseUuid(uuid);
-    const found = id ? await this.readCache.get(projectId, id, () => this.repo.get(projectId, id)) : null;
-    if (!found) throw fileNotFound();
+    const found = id ? await this.records.current(id) : null;
+    if (found?.projectId !== projectId) throw fileNotFound();
     return found;
   }
 
   /**
    * What `get` would answer from this node's cache alone, without a promise (`uuid` canonical);
-   * undefined when `get` would read the store (or throw its 404).
+   * undefined when `get` would read the store or throw its 404.
    */
   cached(projectId: number, uuid: string): Readonly<FileRecord> | undefined {
-    return this.readCache.peek(projectId, uuid);
+    const found = this.records.peek(uuid);
+    return found?.projectId === projectId ? found : undefined;
+  }
+
+  /**
+   * For the CDN, whose URLs carry only the uuid: any project's file (removed ones included) as
+   * stored now or as this node read it moments ago (record-cache.ts `recent`), frozen; null when unknown.
+   */
+  recent(uuid: string): Promise<Readonly<FileRecord> | null> {
+    return this.records.recent(uuid);
   }
 
   /** Counts of the batched lookups by uuid (PostgreSQL; null on SQLite): the node's metrics. */
