@@ -24,9 +24,15 @@ export type Surface = 'rest' | 'upload' | 'cdn' | 's3';
 const ROUTE = Symbol('stowage.route');
 type Labeled = http.ServerResponse & { [ROUTE]?: string };
 
+/** On a response: when its request arrived (performance.now()), its id and, on the Upload API, its socket. */
+const STARTED = Symbol('stowage.started');
+const SOCKET = Symbol('stowage.socket');
+const REQ_ID = Symbol('stowage.reqId');
+
 /** On a socket: how many of its received bytes were already counted (keep-alive connections carry many requests). */
 const COUNTED = Symbol('stowage.counted');
 type CountedSocket = http.IncomingMessage['socket'] & { [COUNTED]?: number };
+type Timed = Labeled & { [STARTED]?: number; [REQ_ID]?: string; [SOCKET]?: CountedSocket | null };
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -95,6 +101,9 @@ export class NodeMetrics implements FeatureMetrics {
    */
   attach(server: http.Server, surface: Surface, serveMetrics: boolean): void {
     const inner = takeRequestListeners(server);
+    // One 'close' listener per surface, shared by every response: the request's start and id ride
+    // on the response (no closure, no label object per request).
+    const closed = this.closedListener(surface);
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       if (serveMetrics && isMetricsRequest(req)) {
         void this.serve(res);
@@ -103,20 +112,33 @@ export class NodeMetrics implements FeatureMetrics {
       const given = req.headers['x-request-id'];
       const id = typeof given === 'string' && SANE_ID.test(given) ? given : `${this.idPrefix}-${(++this.seq).toString(36)}`;
       res.setHeader('x-request-id', id);
-      const started = performance.now();
+      const timed = res as Timed;
+      timed[STARTED] = performance.now();
+      timed[REQ_ID] = id;
       // Taken now: by the response's 'close' the request may have let go of its socket (null).
-      const socket = req.socket as CountedSocket | null;
+      if (surface === 'upload') timed[SOCKET] = req.socket as CountedSocket | null;
       // `on`, not `once`: a response closes once, and `once` wraps (and later unhooks) a listener per request.
-      res.on('close', () => {
-        const route = (res as Labeled)[ROUTE] ?? (surface === 'cdn' ? cdnRoute(req.url ?? '') : 'unmatched');
-        this.duration.record(surface, route, res.statusCode, (performance.now() - started) / 1000);
-        if (surface === 'upload' && socket) this.countReceived(socket);
-        if (this.log.isLevelEnabled('debug')) {
-          this.log.debug({ reqId: id, surface, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
-        }
-      });
+      res.on('close', closed);
       inner(req, res);
     });
+  }
+
+  /** The 'close' listener of `surface`'s responses (`this` is the response). */
+  private closedListener(surface: Surface): (this: http.ServerResponse) => void {
+    const ended = (res: Timed): void => {
+      const req = res.req;
+      const started = res[STARTED] ?? performance.now();
+      const route = res[ROUTE] ?? (surface === 'cdn' ? cdnRoute(req.url ?? '') : 'unmatched');
+      this.duration.record(surface, route, res.statusCode, (performance.now() - started) / 1000);
+      const socket = res[SOCKET];
+      if (surface === 'upload' && socket) this.countReceived(socket);
+      if (this.log.isLevelEnabled('debug')) {
+        this.log.debug({ reqId: res[REQ_ID], surface, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+      }
+    };
+    return function (this: http.ServerResponse) {
+      ended(this);
+    };
   }
 
   /**
