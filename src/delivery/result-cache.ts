@@ -35,10 +35,22 @@ const SMALL_BODY = 256 * 1024;
  * operations that decide the bytes) and the negotiated output format. The same key names the
  * cache entry (here and in shared results) and gives the ETag.
  */
-export function renditionKey(uuid: string, plan: Plan, negotiated: string): { key: string; etag: string } {
-  const key = crypto.createHash('sha256').update(`v1\n${[uuid, plan.canonical, negotiated].join('\n')}`).digest('hex');
-  return { key, etag: `"${key.slice(0, 40)}"` };
+export function renditionKey(uuid: string, plan: Plan, negotiated: string): RenditionKey {
+  const input = `v1\n${uuid}\n${plan.canonical}\n${negotiated}`;
+  const known = renditionKeys.get(input);
+  if (known) return known;
+  const key = crypto.createHash('sha256').update(input).digest('hex');
+  const made = Object.freeze({ key, etag: `"${key.slice(0, 40)}"` });
+  if (renditionKeys.size >= RENDITION_KEYS_MAX) renditionKeys.clear();
+  renditionKeys.set(input, made);
+  return made;
 }
+
+export interface RenditionKey { readonly key: string; readonly etag: string }
+
+/** Keys of recent renditions by their input: a repeated URL (the cached case) hashes nothing. */
+const renditionKeys = new Map<string, RenditionKey>();
+const RENDITION_KEYS_MAX = 4096;
 
 export class ResultCache {
   private readonly memory = new Map<string, { meta: ResultMeta; body: Buffer }>();

@@ -11,6 +11,9 @@
  * Empty segments (`//`) are ignored, as the public CDN does (the Python SDK sends
  * `/<uuid>/detect_faces//`), so they never reach the plan or its cache key.
  * A mistake in the URL is an AppError: 404 for a path that names nothing, 400 for bad operations.
+ *
+ * CDN traffic repeats the same few URLs: parsed requests are kept by path (bounded, frozen so no
+ * handler can change what the next request gets), and a repeated URL costs one map lookup.
  */
 import { parseUuid } from '../../core/ids.js';
 import { parsePlan } from '../../media/plan.js';
@@ -21,7 +24,23 @@ const PCHAR = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
 const GROUP_ID = /^([0-9a-fA-F-]{36})~(\d{1,4})$/;
 const badUrl = cdnErrors.invalidUrl;
 
+/** Paths kept (longer ones are parsed every time: they would make the map large). */
+const PARSED_MAX = 4096;
+const PARSED_PATH_MAX = 512;
+const parsed = new Map<string, CdnRequest>();
+
 export function parseCdnPath(rawPath: string): CdnRequest {
+  const known = parsed.get(rawPath);
+  if (known) return known;
+  const request = parsePath(rawPath);
+  if (rawPath.length <= PARSED_PATH_MAX) {
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(rawPath, deepFreeze(request));
+  }
+  return request;
+}
+
+function parsePath(rawPath: string): CdnRequest {
   if (!rawPath.startsWith('/')) throw cdnErrors.notFound();
   const segments = rawPath.split('/').filter((s) => s !== '');
   const head = segments.shift() ?? '';
@@ -65,4 +84,13 @@ function decode(segment: string): string {
   } catch {
     throw badUrl('Malformed percent-encoding in the URL.');
   }
+}
+
+/** Freezes plain objects and arrays all the way down (operation arguments included). */
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return value;
+  for (const v of Object.values(value)) deepFreeze(v);
+  return Object.freeze(value);
 }
