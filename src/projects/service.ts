@@ -171,8 +171,8 @@ export class ProjectService {
 
   /** Whether a project's CDN URLs need a token, cached for `cacheMs` like the key lookups. */
   async cdnPolicy(projectId: number): Promise<CdnPolicy> {
-    const hit = this.cdnCache.get(projectId);
-    if (hit && Date.now() - hit.at < this.cacheMs) return hit.policy;
+    const hit = this.cachedCdnPolicy(projectId);
+    if (hit) return hit;
     const project = await this.repo.byId(projectId);
     const policy: CdnPolicy = {
       signed: project?.signedCdn ?? false,
@@ -181,6 +181,12 @@ export class ProjectService {
     if (this.cdnCache.size > 10_000) this.cdnCache.clear();
     this.cdnCache.set(projectId, { policy, at: Date.now() });
     return policy;
+  }
+
+  /** The cached policy while fresh, else null: a warm CDN request asks without a promise. */
+  cachedCdnPolicy(projectId: number): CdnPolicy | null {
+    const hit = this.cdnCache.get(projectId);
+    return hit && Date.now() - hit.at < this.cacheMs ? hit.policy : null;
   }
 }
 

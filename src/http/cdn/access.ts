@@ -2,15 +2,25 @@
  * Signed CDN URLs: a project that requires them (docs/cdn-signed-urls.md) answers 403 to a CDN
  * request without a valid `?token=`. Asked by the file and group handlers once they know the
  * project; the policy comes from the projects service's short cache, so this adds no query to a
- * warm request. The token never reaches a cache key: plans and rendition keys ignore the query.
+ * warm request, nor a promise (the cached policy is read synchronously: undefined, or a throw).
+ * The token never reaches a cache key: plans and rendition keys ignore the query.
  */
 import type { IncomingMessage } from 'node:http';
 import type { AppContext } from '../../context.js';
+import type { CdnPolicy } from '../../projects/service.js';
 import { checkCdnToken } from '../../auth/cdn-token.js';
 import { cdnErrors } from '../../core/error-catalogue/media.js';
 
-export async function requireCdnAccess(ctx: AppContext, req: IncomingMessage, projectId: number): Promise<void> {
-  const policy = await ctx.projects.cdnPolicy(projectId);
+export function requireCdnAccess(ctx: AppContext, req: IncomingMessage, projectId: number): Promise<void> | undefined {
+  const cached = ctx.projects.cachedCdnPolicy(projectId);
+  if (cached) {
+    checkAccess(ctx, req, cached);
+    return undefined;
+  }
+  return ctx.projects.cdnPolicy(projectId).then((policy) => checkAccess(ctx, req, policy));
+}
+
+function checkAccess(ctx: AppContext, req: IncomingMessage, policy: CdnPolicy): void {
   if (!policy.signed) return;
   const raw = req.url ?? '/';
   const q = raw.indexOf('?');
