@@ -12,7 +12,7 @@ import { isAppError } from '../core/errors.js';
 import type { Plan } from '../media/plan.js';
 import { negotiateFormat, type RenderResult } from '../media/render.js';
 import { sendCdnError } from '../http/cdn/errors.js';
-import { IMMUTABLE, contentDisposition, notModified, parseRange } from '../http/cdn/headers.js';
+import { IMMUTABLE, contentDisposition, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
 import { ResultCache, renditionKey, type CacheHit, type ResultMeta } from './result-cache.js';
 import { SingleFlight, WorkQueue } from './work-queue.js';
 import { assertRenderable, type StoredFileRenderer } from './render-file.js';
@@ -97,7 +97,7 @@ function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, filen
     'content-type': meta.contentType,
     etag: o.etag,
     'cache-control': meta.format === 'json' ? JSON_CACHE : IMMUTABLE,
-    'last-modified': new Date(file.uploadedUs / 1000).toUTCString(),
+    'last-modified': lastModified(file.uploadedUs),
     'access-control-allow-origin': '*',
     'access-control-expose-headers': EXPOSE,
     'x-content-type-options': 'nosniff',

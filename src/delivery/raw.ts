@@ -3,21 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { FileRecord } from '../core/file-record.js';
 import { sendCdnError } from '../http/cdn/errors.js';
-import { contentDisposition, IMMUTABLE, notModified, parseRange } from '../http/cdn/headers.js';
+import { contentDisposition, IMMUTABLE, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
 import type { OriginalsCache } from './originals.js';
 import { cdnErrors } from '../core/error-catalogue/media.js';
-/** Last-Modified text per upload time: Date formatting is measurable on the hot path. */
-const httpDates = new Map<number, string>();
-
-function lastModified(uploadedUs: number): string {
-  let text = httpDates.get(uploadedUs);
-  if (!text) {
-    if (httpDates.size > 10_000) httpDates.clear();
-    text = new Date(uploadedUs / 1000).toUTCString();
-    httpDates.set(uploadedUs, text);
-  }
-  return text;
-}
 
 export interface RawOptions {
   filename: string | null;

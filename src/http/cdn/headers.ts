@@ -4,6 +4,19 @@ import type { IncomingMessage } from 'node:http';
 /** One year: CDN URLs are immutable (a file's bytes never change under its uuid). */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
+/** Last-Modified text per upload time: Date formatting is measurable on the hot path. */
+const httpDates = new Map<number, string>();
+
+export function lastModified(uploadedUs: number): string {
+  let text = httpDates.get(uploadedUs);
+  if (!text) {
+    if (httpDates.size > 10_000) httpDates.clear();
+    text = new Date(uploadedUs / 1000).toUTCString();
+    httpDates.set(uploadedUs, text);
+  }
+  return text;
+}
+
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   // A download name, never a path: separators and control characters go.
   // eslint-disable-next-line no-control-regex
