@@ -76,8 +76,15 @@ export class FileRecordCache {
   /** As `current`, or as it was read at most `recentForMs` ago on this node. */
   recent(uuid: string): Promise<FileRecord | null> {
     const hit = this.entries.get(uuid);
-    if (hit !== undefined && performance.now() - hit.at < this.recentForMs) return Promise.resolve(hit.file);
-    return this.current(uuid);
+    if (hit === undefined) return this.current(uuid);
+    const now = performance.now();
+    if (now - hit.at < this.recentForMs) return Promise.resolve(hit.file);
+    if (hit.stamp === null || hit.stamp !== this.stamp()) return this.current(uuid);
+    // The stamp vouches for the entry now, as a fresh read would: it starts a new window, so a
+    // hot file costs one stamp read per window instead of one per request.
+    this.entries.delete(uuid);
+    this.entries.set(uuid, { file: hit.file, stamp: hit.stamp, at: now });
+    return Promise.resolve(hit.file);
   }
 
   /** Forgets the file: this node changed it (FileService calls this once the change committed). */

@@ -69,6 +69,27 @@ describe('the file row cache, current reads', () => {
     expect(cache.peek(missing)).toBeNull();
   });
 
+  it('past the window, a recent read the stamp vouches for starts a new window: one stamp read per window', async (ctx) => {
+    await store.db.cacheWhileAlone?.();
+    if (store.db.changeStamp() === null) ctx.skip();
+    let stampReads = 0;
+    const recentForMs = 150;
+    const cache = new FileRecordCache(() => (stampReads++, store.db.changeStamp()), byUuid, { recentForMs });
+    const file = await newFile();
+    reads = 0;
+    expect((await cache.recent(file.uuid))?.filename).toBe('a.txt');
+    await sleep(recentForMs + 20);
+    stampReads = 0;
+    for (let i = 0; i < 50; i++) expect((await cache.recent(file.uuid))?.filename).toBe('a.txt');
+    expect(reads).toBe(1);
+    expect(stampReads).toBe(1);
+    // A change still shows once the new window has passed.
+    await rename(file.uuid, 'c.txt');
+    await sleep(recentForMs + 20);
+    expect((await cache.recent(file.uuid))?.filename).toBe('c.txt');
+    expect(reads).toBe(2);
+  });
+
   it('read the store every time without a stamp, even a row read a moment ago', async () => {
     const cache = new FileRecordCache(noStamp, byUuid);
     const file = await newFile();
