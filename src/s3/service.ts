@@ -11,6 +11,7 @@ import type { FileRecord } from '../core/file-record.js';
 import type { Initiator } from '../jobs/file-events.js';
 import type { ProjectRow } from '../projects/service.js';
 import { s3Error } from '../http/s3/errors.js';
+import { ObjectCache } from './object-cache.js';
 import { ObjectRepo, type KeyRange, type ObjectRow } from './repo.js';
 
 export const noSuchKey = () => s3Error(404, 'NoSuchKey', 'The specified key does not exist.');
@@ -26,6 +27,7 @@ export interface NewObject {
 
 export class ObjectService {
   readonly repo: ObjectRepo;
+  private readonly byKey: ObjectCache;
 
   constructor(
     private readonly ctx: AppContext,
@@ -33,10 +35,11 @@ export class ObjectService {
     readonly readOriginal: ReadOriginal,
   ) {
     this.repo = new ObjectRepo(ctx.db);
+    this.byKey = new ObjectCache(() => ctx.db.changeStamp(), (projectId, key) => this.repo.byKey(projectId, key));
   }
 
   async get(projectId: number, key: string): Promise<ObjectRow> {
-    const found = await this.repo.byKey(projectId, key);
+    const found = await this.byKey.get(projectId, key);
     if (!found) throw noSuchKey();
     return found;
   }

@@ -102,6 +102,19 @@ describe('S3 objects over the AWS SDK', () => {
     expect(await s3ErrorOf(getBytes(`${uuid}/other-name.txt`))).toEqual({ code: 'NoSuchKey', status: 404 });
   });
 
+  it('a read object reflects changes made through the other APIs and new objects under a missing key', async () => {
+    const uuid = await srv.uploadFile('changing.txt', 'read twice');
+    const key = `${uuid}/changing.txt`;
+    for (let i = 0; i < 2; i++) expect((await getBytes(key)).body.toString()).toBe('read twice');
+    expect((await srv.call('PUT', `/files/${uuid}/metadata/kind/`, { body: '"note"' })).status).toBe(201);
+    expect((await client().send(new HeadObjectCommand({ Bucket: bucket(), Key: key }))).Metadata).toEqual({ kind: 'note' });
+    expect((await srv.call('DELETE', `/files/${uuid}/storage/`)).status).toBe(200);
+    expect(await s3ErrorOf(getBytes(key))).toEqual({ code: 'NoSuchKey', status: 404 });
+    expect(await s3ErrorOf(getBytes('later/here.txt'))).toEqual({ code: 'NoSuchKey', status: 404 });
+    await client().send(new PutObjectCommand({ Bucket: bucket(), Key: 'later/here.txt', Body: 'now here' }));
+    expect((await getBytes('later/here.txt')).body.toString()).toBe('now here');
+  });
+
   it('PutObject on a file\'s <uuid>/<name> key replaces that file', async () => {
     const uuid = await srv.uploadFile('replaced.txt', 'uploaded through /base/');
     await client().send(new PutObjectCommand({ Bucket: bucket(), Key: `${uuid}/replaced.txt`, Body: 'written over S3' }));
