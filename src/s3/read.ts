@@ -35,7 +35,20 @@ function metaValue(value: string): string {
   return /^[\u0020-\u007e]*$/.test(value) ? value : `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
+/** Rows served from the object cache are frozen and shared: their headers are built once each. */
+const headersByRow = new WeakMap<ObjectRow, Readonly<Record<string, string | number>>>();
+
+/** The object's answer headers, a fresh copy the caller may add to. */
 export function objectHeaders(o: ObjectRow): Record<string, string | number> {
+  let headers = headersByRow.get(o);
+  if (headers === undefined) {
+    headers = buildHeaders(o);
+    if (Object.isFrozen(o)) headersByRow.set(o, headers);
+  }
+  return { ...headers };
+}
+
+function buildHeaders(o: ObjectRow): Record<string, string | number> {
   const etag = etagOf(o);
   const headers: Record<string, string | number> = {
     'content-type': o.contentType || 'application/octet-stream',

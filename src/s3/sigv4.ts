@@ -115,13 +115,19 @@ function canonicalQuery(rawQuery: string, presigned: boolean): string {
     const eq = item.indexOf('=');
     const key = decodeQueryPart(eq === -1 ? item : item.slice(0, eq));
     if (presigned && key === 'X-Amz-Signature') continue;
-    pairs.push([uriEncode(key, false), uriEncode(eq === -1 ? '' : decodeQueryPart(item.slice(eq + 1)), false)]);
+    pairs.push([canonicalPart(key), eq === -1 ? '' : canonicalPart(decodeQueryPart(item.slice(eq + 1)))]);
   }
   pairs.sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
   return pairs.map(([k, v]) => `${k}=${v}`).join('&');
 }
 
+/** Text of unreserved characters only is its own encoding (most of a presigned URL's query). */
+const UNRESERVED = /^[A-Za-z0-9\-_.~]*$/;
+
+const canonicalPart = (decoded: string): string => (UNRESERVED.test(decoded) ? decoded : uriEncode(decoded, false));
+
 function decodeQueryPart(text: string): string {
+  if (UNRESERVED.test(text)) return text;
   try {
     return decodeURIComponent(text.replace(/\+/g, '%20'));
   } catch {
