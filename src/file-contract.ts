@@ -79,6 +79,8 @@ export interface FileContract {
   find(projectId: number, uuid: string): Promise<FileRecord | null>;
   findMany(projectId: number, uuids: string[]): Promise<FileRecord[]>;
   byUuid(uuid: string): Promise<FileRecord | null>;
+  /** Any project's file (removed ones included) exactly as stored now, maybe from the file row cache; null when unknown. */
+  current(uuid: string): Promise<Readonly<FileRecord> | null>;
   recent(uuid: string): Promise<Readonly<FileRecord> | null>;
   latestFromUrl(projectId: number, sourceUrl: string): Promise<FileRecord | null>;
 

@@ -106,6 +106,11 @@ export class FileService implements FileContract {
     return found?.projectId === projectId ? found : undefined;
   }
 
+  /** Any project's file (removed ones included) exactly as stored now (record-cache.ts `current`), frozen; null when unknown. */
+  current(uuid: string): Promise<Readonly<FileRecord> | null> {
+    return this.records.current(uuid);
+  }
+
   /**
    * For the CDN, whose URLs carry only the uuid: any project's file (removed ones included) as
    * stored now or as this node read it moments ago (record-cache.ts `recent`), frozen; null when unknown.

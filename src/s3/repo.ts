@@ -9,6 +9,7 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/connect.js';
 import type { Database } from '../db/schema.js';
+import type { FileRecord } from '../core/file-record.js';
 import { uuidObjectKey } from '../core/object-key.js';
 
 export interface ObjectRow {
@@ -41,6 +42,29 @@ function toObject(r: Selected): ObjectRow {
     metadata: JSON.parse(r.metadata) as Record<string, string>,
     blobKey: r.blob_key,
   };
+}
+
+/** Object rows of cached file records, one per record (records are frozen and shared while cached). */
+const objectsOfFiles = new WeakMap<Readonly<FileRecord>, ObjectRow>();
+
+/** The object a file is: as `toObject` reads it from the row, here from a file record. */
+export function objectOfFile(file: Readonly<FileRecord>): ObjectRow {
+  let row = objectsOfFiles.get(file);
+  if (row === undefined) {
+    row = Object.freeze({
+      uuid: file.uuid,
+      key: file.objectKey ?? `${file.uuid}/${file.originalFilename}`,
+      size: file.size,
+      md5: file.md5,
+      etag: file.objectEtag ?? null,
+      contentType: file.declaredType,
+      uploadedUs: file.uploadedUs,
+      metadata: file.metadata,
+      blobKey: file.blobKey,
+    });
+    objectsOfFiles.set(file, row);
+  }
+  return row;
 }
 
 /** A range of keys: those after `after` (exclusive) that start with `prefix`. */

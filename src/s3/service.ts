@@ -11,8 +11,8 @@ import type { FileRecord } from '../core/file-record.js';
 import type { Initiator } from '../jobs/file-events.js';
 import type { ProjectRow } from '../projects/service.js';
 import { s3Error } from '../http/s3/errors.js';
-import { ObjectCache } from './object-cache.js';
-import { ObjectRepo, type KeyRange, type ObjectRow } from './repo.js';
+import { ObjectKeys } from './object-keys.js';
+import { objectOfFile, ObjectRepo, type KeyRange, type ObjectRow } from './repo.js';
 
 export const noSuchKey = () => s3Error(404, 'NoSuchKey', 'The specified key does not exist.');
 
@@ -27,7 +27,7 @@ export interface NewObject {
 
 export class ObjectService {
   readonly repo: ObjectRepo;
-  private readonly byKey: ObjectCache;
+  private readonly keys: ObjectKeys;
 
   constructor(
     private readonly ctx: AppContext,
@@ -35,12 +35,16 @@ export class ObjectService {
     readonly readOriginal: ReadOriginal,
   ) {
     this.repo = new ObjectRepo(ctx.db);
-    this.byKey = new ObjectCache(() => ctx.db.changeStamp(), (projectId, key) => this.repo.byKey(projectId, key));
+    this.keys = new ObjectKeys(() => ctx.db.changeStamp(), async (projectId, key) => (await this.repo.byKey(projectId, key))?.uuid ?? null);
   }
 
+  /** The object under `key`: its file found by key (object-keys.ts), its row from the file row cache. */
   async get(projectId: number, key: string): Promise<ObjectRow> {
-    const found = await this.byKey.get(projectId, key);
-    if (!found) throw noSuchKey();
+    const uuid = await this.keys.uuidOf(projectId, key);
+    const file = uuid === null ? null : await this.ctx.files.current(uuid);
+    const found = file === null ? null : objectOfFile(file);
+    // The row is read after the key: a change in between shows here as another key or a removal.
+    if (found === null || file?.projectId !== projectId || file.removedUs !== null || found.key !== key) throw noSuchKey();
     return found;
   }
 
