@@ -1,6 +1,6 @@
 /**
  * sharp (libvips) is loaded by a node's first image, not at start (media/lazy-sharp.ts): a node
- * that has handled no image keeps libvips out of its memory, and one that has renders as before.
+ * that has handled no image keeps libvips out of its memory, and one that has handled an image has libvips mapped and renders.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
