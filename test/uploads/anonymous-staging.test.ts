@@ -10,7 +10,7 @@ import { uploadFile } from '@uploadcare/upload-client';
 import { describe, expect, it } from 'vitest';
 import { usingS3 } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
-import { bytes, sleep, until } from './helpers.js';
+import { blobTreeBytes, bytes, sleep, until } from './helpers.js';
 import { StreamedUpload, type Answer } from './streamed-upload.js';
 
 const PER_IP = 1024 * 1024;
@@ -27,18 +27,7 @@ const srv = useServer({
 });
 
 /** Bytes the server holds in its data dir's blob tree right now (staging temp files and blobs). */
-function bytesOnDisk(): number {
-  let total = 0;
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else total += fs.statSync(p, { throwIfNoEntry: false })?.size ?? 0;
-    }
-  };
-  walk(path.join(srv.server.dataDir, 'blobs'));
-  return total;
-}
+const bytesOnDisk = () => blobTreeBytes(srv.server.dataDir);
 
 /** Bytes written to the blob store since `base` (an upload's bytes are written in place under their key). */
 function bytesSince(base: number): number {

@@ -4,34 +4,16 @@
  * switched off mid-body from another process and left until the server's key cache (2 s) has let
  * go of the old row: a second lookup at the end of the body would read the new setting.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { usingS3 } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
 import { uploadBase } from '../helpers/rest.js';
-import { sleep, until } from './helpers.js';
+import { blobTreeBytes, sleep, until } from './helpers.js';
 import { StreamedUpload } from './streamed-upload.js';
 
 const srv = useServer();
 
-/** Bytes in the server's blob tree (staged uploads are written there as they arrive). */
-function blobBytes(): number {
-  let total = 0;
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else total += fs.statSync(p, { throwIfNoEntry: false })?.size ?? 0;
-    }
-  };
-  try {
-    walk(path.join(srv.server.dataDir, 'blobs'));
-  } catch {
-    // a file or directory vanished between readdir and stat: the next look counts again
-  }
-  return total;
-}
+const blobBytes = () => blobTreeBytes(srv.server.dataDir);
 
 const isStored = async (pubKey: string, uuid: string): Promise<boolean> =>
   ((await (await fetch(`${srv.upload}/info/?pub_key=${pubKey}&file_id=${uuid}`)).json()) as { is_stored: boolean }).is_stored;

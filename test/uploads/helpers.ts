@@ -1,4 +1,6 @@
 /** Small HTTP helpers for the upload suites (plain fetch; nothing from the server's code). */
+import fs from 'node:fs';
+import path from 'node:path';
 import { request, type Res } from '../helpers/http.js';
 
 /** POST with urlencoded fields (the way pyuploadcare sends them). */
@@ -39,4 +41,27 @@ export function bytes(n: number, seed = 1): Buffer {
     out[i] = x & 0xff;
   }
   return out;
+}
+
+/**
+ * Bytes in a server's blob tree (`<dataDir>/blobs`) right now: staged uploads as they arrive, temp
+ * files and blobs. A file or folder that vanishes while it is walked counts as empty.
+ */
+export function blobTreeBytes(dataDir: string): number {
+  let total = 0;
+  const walk = (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else total += fs.statSync(p, { throwIfNoEntry: false })?.size ?? 0;
+    }
+  };
+  walk(path.join(dataDir, 'blobs'));
+  return total;
 }
