@@ -32,6 +32,14 @@ const bucket = () => srv.keys.public_key;
 const md5 = (b: Buffer) => crypto.createHash('md5').update(b).digest();
 const MiB = 1024 * 1024;
 
+/** Starts a multipart upload of `key` and sends `parts` in order (the first fixes the slot size on disk). */
+async function startWithParts(key: string, parts: Buffer[]): Promise<{ id: string; etags: string[] }> {
+  const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket(), Key: key }));
+  const etags: string[] = [];
+  for (const [i, Body] of parts.entries()) etags.push((await client().send(new UploadPartCommand({ Bucket: bucket(), Key: key, UploadId, PartNumber: i + 1, Body }))).ETag!);
+  return { id: UploadId!, etags };
+}
+
 describe('S3 multipart uploads', () => {
   it('lib-storage\'s Upload: parts of 5 MiB, one file whose ETag is the MD5 of the part MD5s with their count', async () => {
     const data = crypto.randomBytes(11 * MiB);
@@ -83,15 +91,12 @@ describe('S3 multipart uploads', () => {
   it.skipIf(usingS3())('on disk, parts are written in the upload\'s data file, which becomes the file\'s blob (the same inode: no copy)', async () => {
     const data = crypto.randomBytes(6 * MiB + 333);
     const parts = [data.subarray(0, 5 * MiB), data.subarray(5 * MiB)];
-    const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket(), Key: 'inplace/data.bin' }));
-    const id = UploadId!;
     // In order: the first part to arrive fixes the slot size.
-    const etags: string[] = [];
-    for (const [i, Body] of parts.entries()) etags.push((await client().send(new UploadPartCommand({ Bucket: bucket(), Key: 'inplace/data.bin', UploadId, PartNumber: i + 1, Body }))).ETag!);
+    const { id, etags } = await startWithParts('inplace/data.bin', parts);
     expect(etags).toEqual(parts.map((p) => `"${md5(p).toString('hex')}"`));
     const dataFile = path.join(srv.server.dataDir, 'blobs', 's3-multipart', id.slice(0, 2), id, 'data');
     const staged = fs.statSync(dataFile);
-    const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'inplace/data.bin', UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }));
+    const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'inplace/data.bin', UploadId: id, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }));
     expect(done.ETag).toBe(`"${md5(Buffer.concat(parts.map(md5))).toString('hex')}-2"`);
     const blob = fs.statSync(path.join(srv.server.dataDir, 'blobs', 'files', id.slice(0, 2), id));
     expect(blob.ino).toBe(staged.ino);
@@ -106,16 +111,13 @@ describe('S3 multipart uploads', () => {
     const store = (await testS3()).client;
     const data = crypto.randomBytes(5 * MiB + 4321);
     const parts = [data.subarray(0, 5 * MiB), data.subarray(5 * MiB)];
-    const { UploadId } = await client().send(new CreateMultipartUploadCommand({ Bucket: bucket(), Key: 'bucket/data.bin' }));
-    const id = UploadId!;
-    const etags: string[] = [];
-    for (const [i, Body] of parts.entries()) etags.push((await client().send(new UploadPartCommand({ Bucket: bucket(), Key: 'bucket/data.bin', UploadId, PartNumber: i + 1, Body }))).ETag!);
+    const { id, etags } = await startWithParts('bucket/data.bin', parts);
     const fileKey = `files/${id.slice(0, 2)}/${id}`;
     const objects = async (Prefix: string) => (await store.send(new ListObjectsV2Command({ Bucket: srv.server.bucket!, Prefix }))).Contents?.map((o) => o.Key) ?? [];
     // No part is an object of its own: they are parts of the bucket's upload, which completes into the file's key.
     expect(await objects('s3-multipart/')).toEqual([]);
     expect(await objects(fileKey)).toEqual([]);
-    const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'bucket/data.bin', UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }));
+    const done = await client().send(new CompleteMultipartUploadCommand({ Bucket: bucket(), Key: 'bucket/data.bin', UploadId: id, MultipartUpload: { Parts: etags.map((ETag, i) => ({ PartNumber: i + 1, ETag })) } }));
     expect(done.ETag).toBe(`"${md5(Buffer.concat(parts.map(md5))).toString('hex')}-2"`);
     const r = await client().send(new GetObjectCommand({ Bucket: bucket(), Key: 'bucket/data.bin' }));
     expect(Buffer.from(await r.Body!.transformToByteArray()).equals(data)).toBe(true);
