@@ -6,6 +6,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +18,15 @@ import { useServer } from '../helpers/use-server.js';
 const hasNginx = (() => {
   try {
     execFileSync('nginx', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const hasStrace = (() => {
+  try {
+    execFileSync('strace', ['-V'], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
@@ -66,7 +76,25 @@ ${front}
 
 interface Front {
   base: string;
+  /** The pid of nginx's worker process (the one that serves requests). */
+  worker(): number;
   stop(): void;
+}
+
+/** The child of `master` that nginx titles "worker process" (not the cache manager or loader). */
+function workerOf(master: number): number {
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const title = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (ppid === master && title.includes('worker process')) return Number(entry);
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  throw new Error(`no nginx worker under ${master}`);
 }
 
 /** Starts nginx with the front before the suite's CDN; resolves once it answers. */
@@ -81,6 +109,7 @@ async function startFront(freshFor?: string): Promise<Front> {
   const nginx: ChildProcess = spawn('nginx', ['-p', dir, '-c', file, '-e', path.join(dir, 'error.log')], { stdio: 'ignore' });
   const front = {
     base: `http://127.0.0.1:${port}`,
+    worker: () => workerOf(nginx.pid as number),
     stop() {
       nginx.kill('SIGTERM');
       fs.rmSync(dir, { recursive: true, force: true });
@@ -106,6 +135,18 @@ interface Answer {
 async function get(url: string): Promise<Answer> {
   const res = await fetch(url);
   return { status: res.status, body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+}
+
+/** GET over `agent` (a kept-alive connection); resolves the answer's X-Cache-Status once read. */
+function httpGet(url: string, agent: http.Agent): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent }, (res) => {
+        res.resume();
+        res.once('end', () => resolve(res.headers['x-cache-status'] as string | undefined));
+      })
+      .once('error', reject);
+  });
 }
 
 /** The headers a client or a downstream cache acts on. */
@@ -209,5 +250,82 @@ describe.skipIf(!hasNginx)('the nginx CDN front (deploy/nginx-cdn-front.conf)', 
     } finally {
       quick.stop();
     }
+  });
+
+  it('serves a large original whole, and a range of it, from its copy', async () => {
+    const big = Buffer.alloc(1024 * 1024 + 7);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31) & 0xff;
+    const id = await srv.uploadFile('big.bin', big);
+    const ref = `/${id}/`;
+    await get(`${front}${ref}`);
+    const again = await get(`${front}${ref}`);
+    expect(again.headers.get('x-cache-status')).toBe('HIT');
+    expect(again.body.equals(big)).toBe(true);
+    const part = await fetch(`${front}${ref}`, { headers: { range: 'bytes=100-199' } });
+    expect(part.status).toBe(206);
+    expect(Buffer.from(await part.arrayBuffer()).equals(big.subarray(100, 200))).toBe(true);
+  });
+
+  it('serves a copy revalidated by the node (304) with its bytes and headers', async () => {
+    // Revalidation rewrites the header of the cached file in place while the front keeps the file
+    // open between requests (open_file_cache): the next hit must read the rewritten file.
+    const quick = await startFront('1s');
+    try {
+      const ref = `/${uuid}/-/resize/20x/`;
+      const direct = await get(`${srv.cdn}${ref}`);
+      expect((await get(`${quick.base}${ref}`)).headers.get('x-cache-status')).toBe('MISS');
+      expect((await get(`${quick.base}${ref}`)).headers.get('x-cache-status')).toBe('HIT');
+      let after = await get(`${quick.base}${ref}`);
+      for (let i = 0; after.headers.get('x-cache-status') === 'HIT' && i < 30; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await get(`${quick.base}${ref}`);
+      }
+      expect(after.headers.get('x-cache-status')).toBe('REVALIDATED');
+      for (const answer of [after, await get(`${quick.base}${ref}`)]) {
+        expect(answer.status).toBe(200);
+        expect(answer.body.equals(direct.body)).toBe(true);
+        expect(served(answer)).toEqual(served(direct));
+      }
+    } finally {
+      quick.stop();
+    }
+  });
+
+  it.skipIf(!hasStrace)('answers a hit without opening a file or setting a socket option', async () => {
+    // What makes a hit cost what a static file does: the cache file stays open between requests
+    // (no open, fstat, close) and no TCP_CORK is set and cleared around each answer.
+    const ref = `/${uuid}/-/resize/30x/`;
+    await get(`${front}${ref}`);
+    expect((await get(`${front}${ref}`)).headers.get('x-cache-status')).toBe('HIT');
+    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-strace-')), 'calls');
+    const tracer = spawn('strace', ['-f', '-o', out, '-e', 'trace=openat,open,newfstatat,fstat,close,setsockopt,sendfile,writev', '-p', String(shipped?.worker())], { stdio: 'ignore' });
+    try {
+      // strace reports on stderr once attached; wait until its output file exists.
+      for (let i = 0; !fs.existsSync(out) && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 200));
+      // One keep-alive connection: no accept and no close of a client socket among the calls.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      for (let i = 0; i < 5; i++) {
+        const hit = await httpGet(`${front}${ref}`, agent);
+        expect(hit).toBe('HIT');
+      }
+      agent.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      tracer.kill('SIGINT');
+      await new Promise((r) => tracer.once('exit', r));
+    }
+    const lines = fs.readFileSync(out, 'utf8').split('\n');
+    fs.rmSync(path.dirname(out), { recursive: true, force: true });
+    const calls = lines.map((l) => /^(?:\d+\s+)?(\w+)\(/.exec(l)?.[1]).filter(Boolean);
+    const count = (name: string) => calls.filter((c) => c === name).length;
+    expect(count('writev')).toBe(5);
+    expect(count('sendfile')).toBe(5);
+    expect(count('openat') + count('open') + count('newfstatat') + count('fstat')).toBe(0);
+    // TCP_NODELAY is set once per kept-alive connection; nothing per answer.
+    expect(lines.filter((l) => l.includes('TCP_CORK'))).toEqual([]);
+    expect(count('setsockopt')).toBeLessThanOrEqual(1);
+    // The only close is the client connection's, when the agent let it go.
+    expect(count('close')).toBeLessThanOrEqual(1);
   });
 });
