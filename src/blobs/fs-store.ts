@@ -14,6 +14,7 @@ import { BatchedFileWriter } from '../writes/batched-file-writer.js';
 import { pipeToNewFile } from './new-file.js';
 import { HeadBytes } from './head.js';
 import { WrittenBytesDigest } from '../digests/written-digest.js';
+import { DirectorySyncs } from './dir-sync.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
@@ -22,6 +23,8 @@ export class FsBlobStore implements BlobStore {
   private readonly tmpDir: string;
   /** Uploads' temporary files and a render's scratch images share the one swept directory. */
   readonly spoolDir: string;
+  /** Directory syncs, shared by the writes that wait for one at once, on descriptors kept open. */
+  private readonly dirSyncs = new DirectorySyncs();
 
   constructor(private readonly root: string) {
     this.tmpDir = path.join(root, '.tmp');
@@ -41,20 +44,20 @@ export class FsBlobStore implements BlobStore {
     const fd = opts.fresh ? await createNew(final) : null;
     // A fresh file's directory entry exists from its open on: its directory is synced while the
     // body streams in (awaited below, before `put` answers), not after the file's own sync.
-    const dirSynced = fd !== null ? syncDir(path.dirname(final)) : null;
+    const dirSynced = fd !== null ? this.dirSyncs.sync(path.dirname(final)) : null;
     dirSynced?.catch(() => undefined); // awaited below; until then a failure is not unhandled
     // A fresh key is written in place; any other beside it, then renamed over it.
     const file = fd !== null ? final : path.join(this.tmpDir, `${crypto.randomUUID()}.part`);
     // Batched writes, and the body's digests in the digest threads (digests/written-digest.ts) unless the
     // caller needs none now.
-    const digest = opts.skipDigests ? null : new WrittenBytesDigest(file);
+    const digest = opts.skipDigests ? null : new WrittenBytesDigest(file, opts.maxBytes);
     const writer = new BatchedFileWriter(file, {
       ...(fd !== null ? { fd } : { flags: 'wx' as const }),
       start: 0,
       maxBytes: opts.maxBytes,
       onTooLarge: opts.onTooLarge,
       onChunk: (chunk, size) => {
-        digest?.received(size);
+        digest?.received(chunk, size);
         head?.update(chunk);
       },
       onWritten: (end) => digest?.written(end),
@@ -73,7 +76,7 @@ export class FsBlobStore implements BlobStore {
     }
     if (fd === null) await this.renameIntoPlace(file, final);
     // The directory entry must be on disk too before anyone is told the bytes are durable.
-    await (dirSynced ?? syncDir(path.dirname(final)));
+    await (dirSynced ?? this.dirSyncs.sync(path.dirname(final)));
     return { size: writer.size, ...digests, ...(head ? { head: head.bytes() } : {}) };
   }
 
@@ -107,8 +110,8 @@ export class FsBlobStore implements BlobStore {
     } catch (err) {
       throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? new BlobNotFound(from) : err;
     }
-    await syncDir(path.dirname(dest));
-    if (path.dirname(source) !== path.dirname(dest)) await syncDir(path.dirname(source));
+    await this.dirSyncs.sync(path.dirname(dest));
+    if (path.dirname(source) !== path.dirname(dest)) await this.dirSyncs.sync(path.dirname(source));
   }
 
   async size(key: string): Promise<number | null> {
@@ -122,6 +125,11 @@ export class FsBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await fsp.rm(this.localPath(key), { force: true });
+  }
+
+  /** The node stops: the directories kept open for syncs are closed once their syncs are done. */
+  close(): void {
+    void this.dirSyncs.close();
   }
 
   /** Readiness: the blob directory is still there and writable. */
@@ -191,14 +199,4 @@ async function createNew(file: string): Promise<number | null> {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return null;
     throw err;
   }
-}
-
-/** open, fsync, close with plain callbacks: a FileHandle costs more promises and objects per upload. */
-function syncDir(dir: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fs.open(dir, 'r', (openErr, fd) => {
-      if (openErr) return reject(openErr);
-      fs.fsync(fd, (syncErr) => fs.close(fd, (closeErr) => (syncErr ?? closeErr ? reject(syncErr ?? closeErr) : resolve())));
-    });
-  });
 }
