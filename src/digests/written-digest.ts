@@ -11,10 +11,18 @@
  *   without SHA-NI, SHA-256 from the chunks as they passed cost the main thread 2.9 s per GiB and
  *   made it the chain a 1 GiB direct upload waited on (docs/performance.md).
  *
+ * - a small body on a node that can run on one CPU only (its affinity: a container's cpuset, a
+ *   one-core machine) on the main thread, from the chunks as they pass: there a digest thread
+ *   shares the main thread's core, so it hashes nothing sooner, and its request, its read of the
+ *   file and its reply (about twice the hashing's own CPU for 64 KiB) are pure cost. The caller
+ *   says the body is small before its first byte (`mayHashInline`: its size is bounded), so no
+ *   byte is ever hashed twice.
+ *
  * A thread that fails loses its digest; `digest` then reads the whole file again in the threads
  * (digestLocalFile), never answering with a digest of part of the bytes.
  */
-import { SMALL_BODY_BYTES, type BlobDigests } from './digest.js';
+import os from 'node:os';
+import { DigestStream, SMALL_BODY_BYTES, type BlobDigests } from './digest.js';
 import { ThreadDigests, digestLocalFile, digestSmallFile } from './digest-threads.js';
 
 /**
@@ -38,10 +46,20 @@ export class WrittenBytesDigest {
   /** Every hash request sent, settled or not; rejects if one failed. */
   private hashing: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly file: string) {}
+  /** A small body's digests on this thread, from its chunks (see above); null when the threads compute them. */
+  private inline: DigestStream | null;
+
+  /** `bodyAtMost`: no more bytes than this can come (the caller refuses more). */
+  constructor(
+    private readonly file: string,
+    bodyAtMost: number,
+  ) {
+    this.inline = bodyAtMost <= SMALL_BODY_BYTES && onOneCpu() ? new DigestStream() : null;
+  }
 
   /** A chunk accepted for writing; `size` is the body's byte count with it. */
-  received(size: number): void {
+  received(chunk: Buffer, size: number): void {
+    if (this.inline) return this.inline.update(chunk);
     if (!this.small || size <= SMALL_BODY_BYTES) return;
     this.small = false;
     this.threads = new ThreadDigests();
@@ -56,7 +74,7 @@ export class WrittenBytesDigest {
 
   /** Every byte of the body (`size` of them) is written, not yet synced: a small body's digests may start. */
   allWritten(size: number): void {
-    if (!this.small) return;
+    if (!this.small || this.inline) return;
     const digests = digestSmallFile(this.file, size);
     // Awaited in digest(); until then a failure must not count as an unhandled rejection.
     digests.catch(() => undefined);
@@ -74,6 +92,7 @@ export class WrittenBytesDigest {
 
   /** The digests of the whole body (`size` bytes, all written and synced). */
   async digest(size: number): Promise<BlobDigests> {
+    if (this.inline) return this.inline.digest();
     if (this.small) return this.digestSmall(size);
     const threads = this.threads as ThreadDigests;
     try {
@@ -107,8 +126,17 @@ export class WrittenBytesDigest {
 
   /** The write failed: the threads forget the digests. */
   abandon(): void {
+    this.inline = null;
     this.threads?.forget();
     this.threads = null;
     this.smallDigests = null;
   }
+}
+
+/**
+ * Whether this process may run on one CPU only. Asked per body (one sched_getaffinity call): an
+ * operator may move a running node onto more CPUs, or fewer (`taskset -a -p`).
+ */
+function onOneCpu(): boolean {
+  return os.availableParallelism() === 1;
 }

@@ -140,8 +140,11 @@ async function readParts(ctx: FilesContext, req: FastifyRequest, key: RequestPro
     // one stream and one pipeline less (and the AbortError DOMException every pipeline's end builds).
     const source = staging.isReleased ? file.file : pipeline(file.file, staging.meter(() => anonymousBytesRefused(ctx)), () => undefined);
     // A large request's files are answered before their digests (digest-later.ts).
-    const later = digestsLaterFor(ctx.config.digestLaterBytes, Number(req.headers['content-length']));
-    const staged = await ctx.files.stage(source, ctx.config.maxUploadBytes, fileTooLarge, undefined, later);
+    const declared = Number(req.headers['content-length']);
+    const later = digestsLaterFor(ctx.config.digestLaterBytes, declared);
+    // A part is never longer than its request: the store may judge the body small before its first byte.
+    const atMost = Number.isFinite(declared) ? Math.min(ctx.config.maxUploadBytes, declared) : ctx.config.maxUploadBytes;
+    const staged = await ctx.files.stage(source, atMost, fileTooLarge, undefined, later);
     if (file.file.truncated) {
       await ctx.files.discard([staged]);
       throw fileTooLarge();
