@@ -14,8 +14,11 @@ import type { FileEventAudience } from './jobs/event-outbox.js';
 import type { Plan } from './media/plan.js';
 import type { RenderResult } from './media/render.js';
 
-/** Answers one request of the S3-compatible surface, errors included (S3's XML). */
-export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+/**
+ * Answers one request of the S3-compatible surface: at once (undefined) or by a promise. Errors
+ * are thrown or rejected; the surface's server renders them as S3's XML.
+ */
+export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
 
 /** A Fastify plugin adding routes to one surface (REST routes run after authentication). */
 export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
@@ -87,11 +90,15 @@ export interface RestQuickRead {
 export type DeliverFile = (req: IncomingMessage, res: ServerResponse, file: FileRecord, request: { plan: Plan; filename: string | null }) => Promise<void>;
 
 /**
- * A blob's bytes from the node's originals cache (the CDN's raw delivery keeps them there), read
- * and remembered on a miss; null when the caller should stream from the store instead (too large,
- * the cache off, or too much being read at once). The S3 surface's GetObject reads through it.
+ * Blobs' bytes from the node's originals cache (the CDN's raw delivery keeps them there). The S3
+ * surface's GetObject reads through it.
  */
-export type ReadOriginal = (blobKey: string, size: number) => Promise<Buffer | null>;
+export interface ReadOriginal {
+  /** Read and remembered on a miss; null when the caller should stream from the store instead (too large, the cache off, or too much being read at once). */
+  read(blobKey: string, size: number): Promise<Buffer | null>;
+  /** The bytes when the cache holds them now, without a promise; else null. */
+  held(blobKey: string): Buffer | null;
+}
 
 /** Renders a stored image through the pipeline (copies with operations). */
 export type RenderStoredFile = (file: FileRecord, plan: Plan) => Promise<RenderResult>;

@@ -81,6 +81,11 @@ export interface FileContract {
   byUuid(uuid: string): Promise<FileRecord | null>;
   /** Any project's file (removed ones included) exactly as stored now, maybe from the file row cache; null when unknown. */
   current(uuid: string): Promise<Readonly<FileRecord> | null>;
+  /**
+   * What `current` would answer from memory alone at the change stamp `stamp` (one just read from
+   * the store, db/change-stamp.ts), without a promise; undefined when `current` would read the store.
+   */
+  currentAt(uuid: string, stamp: string): Readonly<FileRecord> | null | undefined;
   recent(uuid: string): Promise<Readonly<FileRecord> | null>;
   latestFromUrl(projectId: number, sourceUrl: string): Promise<FileRecord | null>;
 

@@ -31,7 +31,10 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   const cfg = ctx.config;
   // Only a node serving reads keeps originals in memory: elsewhere (copies) a render reads the store.
   const originals = new OriginalsCache(ctx.blobs, opts.keepOriginals ? cfg.cdnOriginalsCacheBytes : 0, cfg.cdnOriginalsItemMaxBytes);
-  const readOriginal: ReadOriginal = async (blobKey, size) => (await originals.get(blobKey, size))?.bytes ?? null;
+  const readOriginal: ReadOriginal = {
+    read: async (blobKey, size) => (await originals.get(blobKey, size))?.bytes ?? null,
+    held: (blobKey) => originals.held(blobKey)?.bytes ?? null,
+  };
   const scratchDir = ctx.blobs.spoolDir ?? path.join(cfg.dataDir, 'spool');
   const renderer = new StoredFileRenderer(ctx.files, new StoredSources(ctx.blobs, originals), scratchDir, ctx.config.cdnRenderTimeoutMs);
   const render: RenderStoredFile = (file, plan) => renderer.render(file, plan);

@@ -30,18 +30,23 @@ export class OriginalsCache {
 
   constructor(readonly blobs: BlobStore, private readonly maxBytes: number, private readonly itemMaxBytes: number) {}
 
+  /** The original when in memory now (marked most recently used), without a promise; else null. */
+  held(key: string): Original | null {
+    const hit = this.entries.get(key);
+    if (hit === undefined) return null;
+    // Re-inserted to mark it most recently used.
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit;
+  }
+
   /**
    * The original's bytes, from memory or read whole and remembered; null when the caller should
    * stream from the store instead (too large to keep, cache off, or too much being read at once).
    */
   async get(key: string, size: number): Promise<Original | null> {
-    const hit = this.entries.get(key);
-    if (hit) {
-      // Re-insert to mark it most recently used.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit;
-    }
+    const hit = this.held(key);
+    if (hit) return hit;
     let pending = this.loading.get(key);
     if (!pending) {
       if (this.maxBytes === 0 || size > this.itemMaxBytes || this.loadingBytes + size > this.maxBytes) return null;

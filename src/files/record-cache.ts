@@ -57,12 +57,13 @@ export class FileRecordCache {
 
   /**
    * What `current` would answer now from memory, without a promise (null: no such file);
-   * undefined when `current` would read the row.
+   * undefined when `current` would read the row. `stamp`: one the caller has just read, so that
+   * several caches consulted for one answer agree on the moment (and the stamp is read once).
    */
-  peek(uuid: string): FileRecord | null | undefined {
+  peek(uuid: string, stamp: string | null = this.stamp()): FileRecord | null | undefined {
     const hit = this.entries.get(uuid);
     if (hit === undefined || hit.stamp === null) return undefined;
-    return hit.stamp === this.stamp() ? hit.file : undefined;
+    return hit.stamp === stamp ? hit.file : undefined;
   }
 
   /** The file (any project, removed ones included) exactly as stored now, or null. */

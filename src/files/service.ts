@@ -111,6 +111,10 @@ export class FileService implements FileContract {
     return this.records.current(uuid);
   }
 
+  currentAt(uuid: string, stamp: string): Readonly<FileRecord> | null | undefined {
+    return this.records.peek(uuid, stamp);
+  }
+
   /**
    * For the CDN, whose URLs carry only the uuid: any project's file (removed ones included) as
    * stored now or as this node read it moments ago (record-cache.ts `recent`), frozen; null when unknown.

@@ -8,6 +8,7 @@ import type { Caller } from './auth.js';
 import { listObjectsV1, listObjectsV2 } from './listing.js';
 import { initiatorOf } from './objects.js';
 import type { S3Request } from './request.js';
+import type { S3Query } from './query.js';
 import type { ObjectService } from './service.js';
 import { child, childrenNamed, doc, el, readXmlBody, requireRoot, sendXml, malformedXml } from './xml.js';
 
@@ -57,7 +58,7 @@ export function otherBucket(r: S3Request): never {
 const LIST_PARAMS = new Set(['list-type', 'prefix', 'delimiter', 'max-keys', 'marker', 'continuation-token', 'start-after', 'fetch-owner', 'encoding-type', 'x-id']);
 
 /** A sub-resource (`?acl`, `?policy`, …) this surface does not serve, or null. */
-function subresource(q: URLSearchParams): string | null {
+function subresource(q: S3Query): string | null {
   for (const name of q.keys()) if (!LIST_PARAMS.has(name) && !name.startsWith('X-Amz-')) return name;
   return null;
 }

@@ -25,6 +25,17 @@ export class ObjectKeys {
     private readonly maxEntries = 10_000,
   ) {}
 
+  /** The stamp entries are read against (the store's change stamp now); null when there is none. */
+  now(): string | null {
+    return this.stamp();
+  }
+
+  /** What `uuidOf` would answer from memory at `stamp` (from `now`), without a promise; undefined when it would read the store. */
+  uuidAt(projectId: number, key: string, stamp: string): string | null | undefined {
+    const hit = this.entries.get(`${projectId}/${key}`);
+    return hit !== undefined && hit.stamp === stamp ? hit.uuid : undefined;
+  }
+
   /** The uuid of the live file under `key` in the project, or null. */
   async uuidOf(projectId: number, key: string): Promise<string | null> {
     const stamp = this.stamp();

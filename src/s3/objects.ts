@@ -78,9 +78,11 @@ export function copySourceKey(source: string, bucket: string): string {
   return key;
 }
 
-export async function getObject(ctx: AppContext, service: ObjectService, r: S3Request, caller: Caller, key: string): Promise<void> {
-  const o = await service.get(caller.project.id, key);
-  await sendObject(r, o, ctx.blobs, service.readOriginal);
+/** GetObject and HeadObject; without a promise for an object this node holds in memory (row and bytes). */
+export function getObject(ctx: AppContext, service: ObjectService, r: S3Request, caller: Caller, key: string): Promise<void> | undefined {
+  const held = service.cached(caller.project.id, key);
+  if (held !== undefined) return sendObject(r, held, ctx.blobs, service.readOriginal);
+  return service.get(caller.project.id, key).then((o) => sendObject(r, o, ctx.blobs, service.readOriginal));
 }
 
 export async function deleteObject(service: ObjectService, r: S3Request, caller: Caller, key: string): Promise<void> {

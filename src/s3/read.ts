@@ -4,7 +4,7 @@
  * headers; its Content-Type, ETag, Last-Modified and `x-amz-meta-*` as PutObject took them.
  */
 import { pipeline } from 'node:stream/promises';
-import type { BlobStore } from '../blobs/store.js';
+import type { BlobStore, ByteRange } from '../blobs/store.js';
 import type { ReadOriginal } from '../feature.js';
 import { parseRange } from '../http/cdn/headers.js';
 import { s3Error } from '../http/s3/errors.js';
@@ -77,11 +77,17 @@ function precondition(r: S3Request, o: ObjectRow): 304 | 412 | null {
   return null;
 }
 
-export async function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, readOriginal: ReadOriginal): Promise<void> {
+/**
+ * Answers GetObject or HeadObject for `o`; without a promise when the answer needs no read (a
+ * small object's bytes in the originals cache, a HEAD, a 304), else the promise of the rest.
+ */
+export function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, originals: ReadOriginal): Promise<void> | undefined {
   const headers = objectHeaders(o);
-  for (const [param, header] of OVERRIDES) {
-    const v = r.query.get(param);
-    if (v !== null) headers[header] = v;
+  if (r.rawQuery !== '') {
+    for (const [param, header] of OVERRIDES) {
+      const v = r.query.get(param);
+      if (v !== null) headers[header] = v;
+    }
   }
   const cond = precondition(r, o);
   if (cond === 412) throw s3Error(412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
@@ -100,13 +106,20 @@ export async function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, r
     return;
   }
   if (!o.blobKey) throw s3Error(404, 'NoSuchKey', 'The specified key does not exist.');
-  const original = await readOriginal(o.blobKey, o.size);
-  if (original) {
-    // One write of a shared buffer, as the CDN's raw delivery: no open, read or stream per request.
-    r.res.writeHead(status, headers).end(partial ? original.subarray(range.start, range.end + 1) : original);
-    return;
-  }
-  const body = await blobs.get(o.blobKey, partial ? { start: range.start, end: range.end } : undefined);
+  const held = originals.held(o.blobKey);
+  if (held) return void sendBytes(r, status, headers, held, partial ? range : null);
+  return sendRead(r, o.blobKey, o.size, status, headers, partial ? range : null, blobs, originals);
+}
+
+/** One write of a shared buffer, as the CDN's raw delivery: no open, read or stream per request. */
+function sendBytes(r: S3Request, status: number, headers: Record<string, string | number>, original: Buffer, range: ByteRange | null): void {
+  r.res.writeHead(status, headers).end(range ? original.subarray(range.start, range.end + 1) : original);
+}
+
+async function sendRead(r: S3Request, blobKey: string, size: number, status: number, headers: Record<string, string | number>, range: ByteRange | null, blobs: BlobStore, originals: ReadOriginal): Promise<void> {
+  const original = await originals.read(blobKey, size);
+  if (original) return sendBytes(r, status, headers, original, range);
+  const body = await blobs.get(blobKey, range ?? undefined);
   r.res.writeHead(status, headers);
   await pipeline(body, r.res).catch(() => {
     // The client went away or the store failed mid-body; the socket is closed either way.

@@ -4,6 +4,7 @@
  */
 import type http from 'node:http';
 import { s3Error } from '../http/s3/errors.js';
+import { S3Query } from './query.js';
 
 export interface S3Request {
   req: http.IncomingMessage;
@@ -12,7 +13,7 @@ export interface S3Request {
   rawPath: string;
   decodedPath: string;
   rawQuery: string;
-  query: URLSearchParams;
+  query: S3Query;
   /** Empty for the service (`/`). */
   bucket: string;
   /** Null for a bucket request (`/<bucket>` or `/<bucket>/`). */
@@ -38,7 +39,7 @@ export function parseRequest(req: http.IncomingMessage, res: http.ServerResponse
   const bucket = slash === -1 ? decodedPath.slice(1) : decodedPath.slice(1, slash);
   const key = slash === -1 || slash === decodedPath.length - 1 ? null : decodedPath.slice(slash + 1);
   if (key !== null) checkKey(key);
-  return { req, res, method: req.method ?? 'GET', rawPath, decodedPath, rawQuery, query: new URLSearchParams(rawQuery), bucket, key };
+  return { req, res, method: req.method ?? 'GET', rawPath, decodedPath, rawQuery, query: S3Query.of(rawQuery), bucket, key };
 }
 
 /** A key S3 would take: 1 to 1024 bytes of UTF-8, no NUL (the metadata store cannot hold it). */

@@ -49,6 +49,21 @@ export class ObjectService {
   }
 
   /**
+   * What `get` would answer from this node's memory alone, without a promise: the key's entry and
+   * the file's row both as of one change stamp read now; undefined when `get` would read the store
+   * (or answer NoSuchKey).
+   */
+  cached(projectId: number, key: string): ObjectRow | undefined {
+    const stamp = this.keys.now();
+    if (stamp === null) return undefined;
+    const uuid = this.keys.uuidAt(projectId, key, stamp);
+    const file = typeof uuid === 'string' ? this.ctx.files.currentAt(uuid, stamp) : undefined;
+    if (file == null || file.projectId !== projectId || file.removedUs !== null) return undefined;
+    const found = objectOfFile(file);
+    return found.key === key ? found : undefined;
+  }
+
+  /**
    * Streams `source` into the blob store and commits it as a new file under `key` (replacing the
    * file that held it, in the same transaction). `check` runs once the bytes are stored (payload
    * hash, Content-MD5): a failure discards them.

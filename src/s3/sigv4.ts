@@ -12,6 +12,8 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import { s3Error } from '../http/s3/errors.js';
+import type { S3Query } from './query.js';
+import type { VerifiedRequests } from './verified.js';
 
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 const ALGORITHM = 'AWS4-HMAC-SHA256';
@@ -45,7 +47,7 @@ export const accessDenied = (message = 'Access Denied') => s3Error(403, 'AccessD
 const malformed = (message: string) => s3Error(400, 'AuthorizationHeaderMalformed', message);
 
 /** The request's signature fields, or null when it carries none (an anonymous request). */
-export function readSignature(req: http.IncomingMessage, query: URLSearchParams): SignedRequest | null {
+export function readSignature(req: http.IncomingMessage, query: S3Query): SignedRequest | null {
   const auth = req.headers.authorization;
   if (auth !== undefined) return fromHeader(auth, req);
   if (query.has('X-Amz-Signature') || query.has('X-Amz-Credential')) return fromQuery(query);
@@ -67,17 +69,36 @@ function fromHeader(auth: string, req: http.IncomingMessage): SignedRequest {
   return parsed(fields.get('Credential'), fields.get('SignedHeaders'), fields.get('Signature'), amzDate, payloadHash, false);
 }
 
-function fromQuery(q: URLSearchParams): SignedRequest {
+interface Presigned {
+  signed: SignedRequest;
+  expiresAtMs: number;
+}
+
+/** Presigned queries read whole once: a query is immutable and shared by the requests repeating it (query.ts). */
+const presignedOf = new WeakMap<S3Query, Presigned>();
+
+/** A presigned URL's fields; its expiry is checked on every request. */
+function fromQuery(q: S3Query): SignedRequest {
+  const known = presignedOf.get(q);
+  if (known !== undefined) {
+    if (Date.now() > known.expiresAtMs) throw expired();
+    return known.signed;
+  }
   if (q.get('X-Amz-Algorithm') !== ALGORITHM) throw accessDenied('Only AWS4-HMAC-SHA256 presigned URLs are supported.');
   const amzDate = q.get('X-Amz-Date') ?? '';
   const expires = q.get('X-Amz-Expires') ?? '';
   if (!/^\d{1,7}$/.test(expires) || Number(expires) > MAX_PRESIGNED_S) throw accessDenied('X-Amz-Expires must be 1 to 604800 seconds.');
   const signedAt = parseAmzDate(amzDate);
   if (signedAt === null) throw accessDenied('X-Amz-Date is malformed.');
-  if (Date.now() > signedAt + Number(expires) * 1000) throw accessDenied('Request has expired');
-  const fields = parsed(q.get('X-Amz-Credential') ?? undefined, q.get('X-Amz-SignedHeaders') ?? undefined, q.get('X-Amz-Signature') ?? undefined, amzDate, UNSIGNED_PAYLOAD, true);
-  return fields;
+  const expiresAtMs = signedAt + Number(expires) * 1000;
+  if (Date.now() > expiresAtMs) throw expired();
+  const signed = parsed(q.get('X-Amz-Credential') ?? undefined, q.get('X-Amz-SignedHeaders') ?? undefined, q.get('X-Amz-Signature') ?? undefined, amzDate, UNSIGNED_PAYLOAD, true);
+  // Frozen: every request repeating the query shares it.
+  presignedOf.set(q, { signed: Object.freeze(signed), expiresAtMs });
+  return signed;
 }
+
+const expired = () => accessDenied('Request has expired');
 
 function parsed(credential: string | undefined, signedHeaders: string | undefined, signature: string | undefined, amzDate: string, payloadHash: string, presigned: boolean): SignedRequest {
   if (!credential || !signedHeaders || !signature) throw malformed('The authorization header is malformed: Credential, SignedHeaders and Signature are required.');
@@ -95,11 +116,24 @@ function parseAmzDate(text: string): number | null {
   return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6])) : null;
 }
 
-/** A header's value as the canonical request holds it: repeated values joined, spaces folded. */
+/**
+ * A header's value as the canonical request holds it: repeated values joined, spaces folded.
+ * Read from the raw header lines (`name` in lower case): `headersDistinct` would build a map of
+ * every header of the request for the one or two asked.
+ */
 function headerValue(req: http.IncomingMessage, name: string): string | undefined {
-  const v = req.headersDistinct[name];
-  return v === undefined ? undefined : v.map((s) => s.trim().replace(/\s+/g, ' ')).join(',');
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const n = raw[i] as string;
+    if (n.length !== name.length || n.toLowerCase() !== name) continue;
+    const folded = foldSpaces(raw[i + 1] as string);
+    value = value === undefined ? folded : `${value},${folded}`;
+  }
+  return value;
 }
+
+const foldSpaces = (text: string): string => (/^\S+(?: \S+)*$/.test(text) ? text : text.trim().replace(/\s+/g, ' '));
 
 /** S3's URI encoding: every byte but A-Z a-z 0-9 - _ . ~ percent-encoded (and `/` too unless a path). */
 export function uriEncode(text: string, keepSlash: boolean): string {
@@ -154,34 +188,60 @@ function signingKey(secret: string, scope: string): Buffer {
 export const hmac = (key: string | Buffer, text: string): Buffer => crypto.createHmac('sha256', key).update(text, 'utf8').digest();
 export const sha256Hex = (data: string | Buffer): string => crypto.createHash('sha256').update(data).digest('hex');
 
+/** A path of unreserved characters and slashes only: its strict S3 encoding is itself. */
+const PLAIN_PATH = /^[A-Za-z0-9\-_.~/]*$/;
+const SIGNATURE_SYNTAX = /^[0-9a-f]{64}$/;
+
+const signatureDoesNotMatch = () =>
+  s3Error(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
+
 /**
  * Checks the signature against each of the project's secrets. `path` is the raw path as received
  * (percent-encoded), `decodedPath` the decoded one. Throws SignatureDoesNotMatch or
  * RequestTimeTooSkewed; answers what an aws-chunked body's chunk signatures are checked with.
+ * `verified`: requests already checked (verified.ts), consulted after the time checks.
  */
-export function verifySignature(req: http.IncomingMessage, sig: SignedRequest, secrets: readonly string[], rawPath: string, decodedPath: string, rawQuery: string): SigningContext {
+export function verifySignature(
+  req: http.IncomingMessage,
+  sig: SignedRequest,
+  secrets: readonly string[],
+  rawPath: string,
+  decodedPath: string,
+  rawQuery: string,
+  verified?: VerifiedRequests,
+): SigningContext {
   if (!sig.presigned) {
     const at = parseAmzDate(sig.amzDate);
     if (at === null) throw accessDenied('X-Amz-Date is missing or malformed.');
     if (Math.abs(Date.now() - at) > MAX_SKEW_MS) throw s3Error(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
   }
   if (!sig.signedHeaders.includes('host')) throw accessDenied('The host header must be signed.');
-  const headers = sig.signedHeaders.map((name) => `${name}:${headerValue(req, name) ?? ''}\n`).join('');
+  let headers = '';
+  for (const name of sig.signedHeaders) headers += `${name}:${headerValue(req, name) ?? ''}\n`;
+  const signedHeaders = sig.signedHeaders.join(';');
+  // Everything the signature covers, as sent: the URL holds the path and query (a presigned URL its
+  // signature fields too), the rest comes from the signed headers and the Authorization header.
+  const material = `${req.method}\n${req.url}\n${headers}${signedHeaders}\n${sig.payloadHash}\n${sig.amzDate}\n${sig.scope}\n${sig.signature}`;
+  const known = verified?.get(material, secrets);
+  if (known !== undefined) return known;
   const query = canonicalQuery(rawQuery, sig.presigned);
+  if (!SIGNATURE_SYNTAX.test(sig.signature)) throw signatureDoesNotMatch();
+  const given = Buffer.from(sig.signature, 'hex');
   // The path as S3 canonicalizes it (each byte strictly encoded); a client that signed the path as
   // it sent it (fewer characters encoded) is accepted too.
-  const paths = new Set([uriEncode(decodedPath, true), rawPath]);
-  const given = Buffer.from(sig.signature, 'utf8');
+  const strict = PLAIN_PATH.test(rawPath) ? rawPath : uriEncode(decodedPath, true);
+  const paths = strict === rawPath ? [rawPath] : [strict, rawPath];
   for (const secret of secrets) {
     const key = signingKey(secret, sig.scope);
     for (const path of paths) {
-      const canonical = `${req.method}\n${path}\n${query}\n${headers}\n${sig.signedHeaders.join(';')}\n${sig.payloadHash}`;
+      const canonical = `${req.method}\n${path}\n${query}\n${headers}\n${signedHeaders}\n${sig.payloadHash}`;
       const toSign = `${ALGORITHM}\n${sig.amzDate}\n${sig.scope}\n${sha256Hex(canonical)}`;
-      const expected = Buffer.from(hmac(key, toSign).toString('hex'), 'utf8');
-      if (expected.length === given.length && crypto.timingSafeEqual(expected, given)) {
-        return { key, amzDate: sig.amzDate, scope: sig.scope, seedSignature: sig.signature };
+      if (crypto.timingSafeEqual(hmac(key, toSign), given)) {
+        const signing = { key, amzDate: sig.amzDate, scope: sig.scope, seedSignature: sig.signature };
+        verified?.add(material, secrets, signing);
+        return signing;
       }
     }
   }
-  throw s3Error(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
+  throw signatureDoesNotMatch();
 }

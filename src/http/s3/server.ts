@@ -16,16 +16,28 @@ import { requestRef } from '../common/request-ref.js';
 import { s3Error, sendS3Error } from './errors.js';
 
 export function buildS3Server(ctx: AppContext, tls: HttpsOptions | null, handler: S3Handler | undefined): http.Server {
-  const answer = handler ?? (async () => Promise.reject(s3Error(501, 'NotImplemented', 'This node serves no S3 API.')));
-  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    answer(req, res).catch((err: unknown) => {
-      if (res.headersSent) return void res.destroy();
-      if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req, res));
-      if (isAppError(err)) return sendS3Error(req, res, err);
-      if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, requestRef(req, res));
-      ctx.log.error({ err, ...requestRef(req, res) }, 'S3 request failed');
-      sendS3Error(req, res, null);
+  const answer: S3Handler =
+    handler ??
+    (() => {
+      throw s3Error(501, 'NotImplemented', 'This node serves no S3 API.');
     });
+  const failed = (req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void => {
+    if (res.headersSent) return void res.destroy();
+    if (isOutOfSpace(err)) err = insufficientStorage(ctx.log, err, requestRef(req, res));
+    if (isAppError(err)) return sendS3Error(req, res, err);
+    if (isClientAbort(err, req)) return logClientAbort(ctx.log, err, requestRef(req, res));
+    ctx.log.error({ err, ...requestRef(req, res) }, 'S3 request failed');
+    sendS3Error(req, res, null);
+  };
+  const listener = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    // Most small reads are answered at once: no promise unless the handler needed one.
+    let pending: Promise<void> | undefined;
+    try {
+      pending = answer(req, res);
+    } catch (err) {
+      return failed(req, res, err);
+    }
+    pending?.catch((err: unknown) => failed(req, res, err));
   };
   return tls ? https.createServer(tls, listener) : http.createServer(listener);
 }

@@ -1,0 +1,69 @@
+/**
+ * A request's query parameters, read as URLSearchParams reads them (`+` is a space, percent
+ * escapes decoded, a malformed escape kept as written), but parsed only when first asked and into
+ * a plain map: most requests ask for a few names, and a URLSearchParams per request was a visible
+ * share of a small GetObject's CPU. A query is immutable once read, so the same query string
+ * (a presigned URL fetched again and again) shares one instance: `S3Query.of`.
+ */
+export class S3Query {
+  private static readonly recent = new Map<string, S3Query>();
+
+  /** The query of `raw`, shared with the requests that sent the same string lately (bounded: short strings, a thousand of them). */
+  static of(raw: string): S3Query {
+    if (raw === '' || raw.length > MAX_SHARED_LENGTH) return new S3Query(raw);
+    let query = S3Query.recent.get(raw);
+    if (query === undefined) {
+      query = new S3Query(raw);
+      // Bounded by clearing: a miss costs one parse, and a full map means many distinct queries.
+      if (S3Query.recent.size >= MAX_SHARED) S3Query.recent.clear();
+      S3Query.recent.set(raw, query);
+    }
+    return query;
+  }
+
+  /** Each name's first value, in the order the names first appear. */
+  private parsed: Map<string, string> | null = null;
+
+  constructor(readonly raw: string) {}
+
+  get(name: string): string | null {
+    return this.params().get(name) ?? null;
+  }
+
+  has(name: string): boolean {
+    return this.params().has(name);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.params().keys();
+  }
+
+  private params(): Map<string, string> {
+    if (this.parsed !== null) return this.parsed;
+    const params = new Map<string, string>();
+    if (this.raw !== '') {
+      for (const item of this.raw.split('&')) {
+        if (item === '') continue;
+        const eq = item.indexOf('=');
+        const name = decodeForm(eq === -1 ? item : item.slice(0, eq));
+        if (!params.has(name)) params.set(name, eq === -1 ? '' : decodeForm(item.slice(eq + 1)));
+      }
+    }
+    this.parsed = params;
+    return params;
+  }
+}
+
+const MAX_SHARED = 1000;
+const MAX_SHARED_LENGTH = 4096;
+
+/** One name or value as `application/x-www-form-urlencoded` decodes it. */
+function decodeForm(text: string): string {
+  if (!text.includes('%') && !text.includes('+')) return text;
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    // A malformed escape or invalid UTF-8: URLSearchParams keeps the first and replaces the second.
+    return new URLSearchParams(`v=${text}`).get('v') ?? '';
+  }
+}
