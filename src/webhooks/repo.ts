@@ -1,5 +1,5 @@
 /** Queries of the webhooks tables: subscriptions and delivery-attempt records. */
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { MergedStatement } from '../db/group-commit.js';
 import { ReusableQueriesByShape, type QueryArg } from '../db/reusable-query.js';
 import { TransactionReads } from '../db/transaction-reads.js';
@@ -187,7 +187,8 @@ export class WebhookRepo {
  */
 export const insertDeliveries: MergedStatement<NewDelivery, void> = Object.assign(
   async (db: Kysely<Database>, attempts: readonly NewDelivery[]) => {
-    await deliveriesInsert(db, attempts).execute();
+    if (onPostgres(db)) await deliveriesInsertPostgres(attempts).execute(db);
+    else await deliveriesInsertValues(db, attempts).execute();
     return attempts.map(() => undefined);
   },
   // New rows only: on PostgreSQL it shares one statement with the completions it belongs with.
@@ -196,7 +197,27 @@ export const insertDeliveries: MergedStatement<NewDelivery, void> = Object.assig
 
 /** The one INSERT of insertDeliveries, run alone or as a part of a combined statement. */
 function deliveriesInsert(db: Kysely<Database>, attempts: readonly NewDelivery[]) {
+  return onPostgres(db) ? deliveriesInsertPostgres(attempts) : deliveriesInsertValues(db, attempts);
+}
+
+const onPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+function deliveriesInsertValues(db: Kysely<Database>, attempts: readonly NewDelivery[]) {
   return db.insertInto('webhook_deliveries').values(attempts.map(deliveryRow));
+}
+
+/**
+ * PostgreSQL: the records as one array parameter per column, one SQL text whatever their number
+ * (as multi-row VALUES, twelve parameters a record to build, compile and bind, and a text as long
+ * as the batch for PostgreSQL to parse).
+ */
+function deliveriesInsertPostgres(attempts: readonly NewDelivery[]) {
+  const column = <T>(of: (d: NewDelivery) => T): T[] => attempts.map(of);
+  return sql`INSERT INTO webhook_deliveries (webhook_id, project_id, event, event_id, attempt, target_url, started_us, duration_ms, status, success, error, response_excerpt)
+    SELECT * FROM unnest(${column((d) => d.webhookId)}::bigint[], ${column((d) => d.projectId)}::bigint[], ${column((d) => d.event)}::text[],
+      ${column((d) => d.eventId)}::bigint[], ${column((d) => d.attempt)}::integer[], ${column((d) => d.targetUrl)}::text[],
+      ${column((d) => d.startedUs)}::bigint[], ${column((d) => d.durationMs)}::integer[], ${column((d) => d.status)}::integer[],
+      ${column((d) => (d.success ? 1 : 0))}::integer[], ${column((d) => d.error)}::text[], ${column((d) => d.responseExcerpt)}::text[])`;
 }
 
 function deliveryRow(d: NewDelivery): Insertable<WebhookDeliveriesTable> {
