@@ -12,11 +12,13 @@
  *
  * A young-generation collection (a scavenge) frees every chunk that is no longer referenced: with
  * 4 MiB semi-spaces it takes well under a millisecond, and it runs once per SCAVENGE_EVERY bytes
- * written by any writer (batched-file-writer.ts), so dead chunks stay bounded by about that much.
+ * written by any writer (batched-file-writer.ts) unless V8 ran a collection of its own meanwhile, so
+ * dead chunks stay bounded by about twice that much.
  * V8 exposes a collection to JavaScript only through its `gc` extension, which is enabled here at
  * first use (the documented `--expose-gc` flag, set from inside; the function is taken from a fresh
  * context, so no global `gc` appears in the application's). Where that fails, nothing changes.
  */
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
@@ -43,10 +45,39 @@ function collector(): CollectGarbage | null {
   return collect;
 }
 
+/** Whether V8 collected on its own since the last check (gcWatch). */
+let collectedByV8 = false;
+let watching = false;
+
+/**
+ * Notes every collection V8 starts on its own (not the ones forced here): many small bodies
+ * allocate enough objects for a scavenge every dozen or so uploads, and that one frees the chunks
+ * as well. Forced besides, a scavenge every 32 small uploads was half of all of them, and each
+ * scavenge more promotes the objects of the uploads in flight to the old generation, which only a
+ * full collection frees.
+ */
+function gcWatch(): void {
+  if (watching) return;
+  watching = true;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      // A gc entry's detail: { kind, flags } (node:perf_hooks).
+      const flags = (entry as { detail?: { flags?: number } }).detail?.flags ?? 0;
+      if ((flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) === 0) collectedByV8 = true;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+}
+
 /** `bytes` of body chunks were written and are no longer needed by the writer. */
 export function chunksWritten(bytes: number): void {
+  gcWatch();
   sinceLast += bytes;
   if (sinceLast < SCAVENGE_EVERY) return;
   sinceLast = 0;
+  if (collectedByV8) {
+    collectedByV8 = false;
+    return;
+  }
   collector()?.({ type: 'minor' });
 }

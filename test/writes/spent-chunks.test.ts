@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BatchedFileWriter } from '../../src/writes/batched-file-writer.js';
 
@@ -47,5 +48,35 @@ describe('chunks written by BatchedFileWriter', () => {
     console.log(`spent chunks: at most ${(peakAlive / MiB).toFixed(1)} MiB of buffers alive`);
     // Before: 34 MiB here (V8 collected at its external-memory limit); after: a few MiB.
     expect(peakAlive).toBeLessThan(20 * MiB);
+  });
+
+  it('are not scavenged on purpose when V8 collected on its own meanwhile (many small bodies, each with its garbage)', async () => {
+    const forced: number[] = [];
+    let byV8 = 0;
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const flags = (entry as { detail?: { flags?: number } }).detail?.flags ?? 0;
+        if (flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) forced.push(entry.startTime);
+        else byV8++;
+      }
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    try {
+      // 96 bodies of 64 KiB: three times the bytes between two scavenges on purpose.
+      for (let i = 0; i < 96; i++) {
+        // What a request allocates besides its body, and more: V8 collects the young generation on its own.
+        let garbage: unknown[] = [];
+        for (let j = 0; j < 20_000; j++) garbage.push({ j, s: `object ${j}` });
+        garbage = [];
+        await new Promise((resolve) => setImmediate(resolve));
+        const writer = new BatchedFileWriter(path.join(dir, `small-${i}.bin`), { flags: 'wx', start: 0, maxBytes: CHUNK, onTooLarge: () => new Error('too large') });
+        await pipeline(Readable.from([crypto.randomBytes(CHUNK)]), writer);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      observer.disconnect();
+    }
+    expect(byV8).toBeGreaterThan(3);
+    expect(forced).toEqual([]);
   });
 });
