@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort, startProc, waitHttp } from './lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-let ROOT = path.dirname(HERE);
+// BENCH_APP_ROOT: another checkout whose build is run instead (before/after comparisons).
+let ROOT = process.env.BENCH_APP_ROOT ? path.resolve(process.env.BENCH_APP_ROOT) : path.dirname(HERE);
 
 /**
  * Runs Stowage from a private copy of bin/ and dist/: in a shared checkout a rebuild in the middle
