@@ -41,10 +41,9 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
   if (!opts.serveCdn) return { name: 'delivery', deliver: null, render, readOriginal };
 
   const processed = await createProcessedHandler(ctx, renderer);
-  const deliver: DeliverFile = async (req, res, file, { plan, filename }) => {
-    if (!plan.isProcessing) return sendOriginal(req, res, originals, file, { filename, inline: plan.inline });
-    return processed(req, res, file, plan, filename);
-  };
+  // Not async: the answer's promise is handed on as is, not wrapped in one more.
+  const deliver: DeliverFile = (req, res, file, { plan, filename }) =>
+    plan.isProcessing ? processed(req, res, file, plan, filename) : sendOriginal(req, res, originals, file, { filename, inline: plan.inline });
   return {
     name: 'delivery',
     deliver,
@@ -54,8 +53,10 @@ export async function deliveryFeature(ctx: AppContext, opts: { serveCdn: boolean
       file: async (req, res, request) => {
         const file = deliverable(await ctx.files.recent(request.uuid));
         if (!file) return sendCdnError(res, cdnErrors.fileNotFound());
-        await requireCdnAccess(ctx, req, file.projectId);
-        return deliver(req, res, file, request);
+        // Awaited only when the project's policy had to be read: a warm request waits on nothing.
+        const checking = requireCdnAccess(ctx, req, file.projectId);
+        if (checking) await checking;
+        await deliver(req, res, file, request);
       },
     },
   };

@@ -65,7 +65,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
       return;
     }
     let state: 'hit' | 'miss' | 'shared' | 'remote' = 'hit';
-    let hit: CacheHit | Produced | null = await cache.get(key);
+    let hit: Readonly<CacheHit> | Produced | null = cache.inMemory(key) ?? (await cache.get(key));
     if (!hit) {
       // The slot is held until the render has ended, even when it answered at its deadline.
       const make = () =>
@@ -90,7 +90,7 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
 }
 
 /** Writes the headers, and the body when it is in memory; otherwise returns the byte range to stream. */
-function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, filename: string | null, plan: Plan, hit: CacheHit | Produced, o: { etag: string; state: string }): [number, number] | null {
+function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, filename: string | null, plan: Plan, hit: Readonly<CacheHit> | Produced, o: { etag: string; state: string }): [number, number] | null {
   const { meta } = hit;
   const length = 'body' in hit ? hit.body.length : hit.length;
   const headers: Record<string, string | number> = {

@@ -52,8 +52,11 @@ export interface RenditionKey { readonly key: string; readonly etag: string }
 const renditionKeys = new Map<string, RenditionKey>();
 const RENDITION_KEYS_MAX = 4096;
 
+type MemoryHit = Extract<CacheHit, { kind: 'memory' }>;
+
 export class ResultCache {
-  private readonly memory = new Map<string, { meta: ResultMeta; body: Buffer }>();
+  /** Entries kept as the hits they answer: a memory hit hands out the entry itself, frozen. */
+  private readonly memory = new Map<string, Readonly<MemoryHit>>();
   private memoryBytes = 0;
   /** key -> size on disk, in LRU order (oldest first). */
   private readonly disk = new Map<string, number>();
@@ -98,13 +101,21 @@ export class ResultCache {
     this.diskBytes += size;
   }
 
-  async get(key: string): Promise<CacheHit | null> {
+  /**
+   * The entry when it is in memory, without a promise (the cached transform's path); null when
+   * only `get` can tell (on disk, or not cached).
+   */
+  inMemory(key: string): Readonly<MemoryHit> | null {
     const mem = this.memory.get(key);
-    if (mem) {
-      this.memory.delete(key);
-      this.memory.set(key, mem);
-      return { kind: 'memory', ...mem };
-    }
+    if (mem === undefined) return null;
+    this.memory.delete(key);
+    this.memory.set(key, mem);
+    return mem;
+  }
+
+  async get(key: string): Promise<CacheHit | null> {
+    const mem = this.inMemory(key);
+    if (mem) return mem;
     if (this.maxBytes === 0) return null;
     const file = this.file(key);
     let fh: fsp.FileHandle;
@@ -154,7 +165,7 @@ export class ResultCache {
       this.memory.delete(key);
       this.memoryBytes -= old.body.length;
     }
-    this.memory.set(key, { meta, body: ownCopy(body) });
+    this.memory.set(key, Object.freeze({ kind: 'memory', meta, body: ownCopy(body) }));
     this.memoryBytes += body.length;
     for (const [k, v] of this.memory) {
       if (this.memoryBytes <= this.memoryMax) break;

@@ -38,3 +38,28 @@ it('a body kept in memory is a copy, not a view of the rendered buffer', async (
   expect(hit.body.equals(expected)).toBe(true);
   expect((await sharp(hit.body).metadata()).width).toBe(40);
 });
+
+it('answers a body kept in memory without a promise, and one only on disk through get', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-result-cache-'));
+  dirs.push(dir);
+  const meta: ResultMeta = { contentType: 'image/png', width: 1, height: 1, format: 'png', varyAccept: false };
+  const body = Buffer.from('a rendition');
+  const writer = new ResultCache(dir, 1024 ** 2, 1024 ** 2, pino({ level: 'silent' }));
+  await writer.init();
+  await writer.put('k', meta, body);
+
+  // The same entry on every hit: nothing is built per request.
+  const hit = writer.inMemory('k');
+  expect(hit?.body.equals(body)).toBe(true);
+  expect(writer.inMemory('k')).toBe(hit);
+  expect(await writer.get('k')).toBe(hit);
+  expect(writer.inMemory('other')).toBeNull();
+
+  // Another process on the same directory has the entry on disk only: get reads it (and keeps it).
+  const reader = new ResultCache(dir, 1024 ** 2, 1024 ** 2, pino({ level: 'silent' }));
+  await reader.init();
+  expect(reader.inMemory('k')).toBeNull();
+  const read = await reader.get('k');
+  expect(read?.kind === 'memory' && read.body.equals(body)).toBe(true);
+  expect(reader.inMemory('k')?.body.equals(body)).toBe(true);
+});

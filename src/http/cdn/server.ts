@@ -52,5 +52,7 @@ async function handle(handlers: Partial<CdnHandlers>, req: http.IncomingMessage,
     return handlers.conversion(req, res, request);
   }
   if (!handlers.file) return sendCdnError(res, cdnErrors.fileNotFound());
-  return handlers.file(req, res, request);
+  // Awaited rather than returned: an async function that returns a promise adopts it through two
+  // more microtask turns, on every file request.
+  await handlers.file(req, res, request);
 }
