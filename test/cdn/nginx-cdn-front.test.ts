@@ -13,20 +13,12 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/server.js';
+import { haveStrace, traced } from '../helpers/strace.js';
 import { useServer } from '../helpers/use-server.js';
 
 const hasNginx = (() => {
   try {
     execFileSync('nginx', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-const hasStrace = (() => {
-  try {
-    execFileSync('strace', ['-V'], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
@@ -291,32 +283,19 @@ describe.skipIf(!hasNginx)('the nginx CDN front (deploy/nginx-cdn-front.conf)', 
     }
   });
 
-  it.skipIf(!hasStrace)('answers a hit without opening a file or setting a socket option', async () => {
+  it.skipIf(!haveStrace)('answers a hit without opening a file or setting a socket option', async () => {
     // What makes a hit cost what a static file does: the cache file stays open between requests
     // (no open, fstat, close) and no TCP_CORK is set and cleared around each answer.
     const ref = `/${uuid}/-/resize/30x/`;
     await get(`${front}${ref}`);
     expect((await get(`${front}${ref}`)).headers.get('x-cache-status')).toBe('HIT');
-    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-strace-')), 'calls');
-    const tracer = spawn('strace', ['-f', '-o', out, '-e', 'trace=openat,open,newfstatat,fstat,close,setsockopt,sendfile,writev', '-p', String(shipped?.worker())], { stdio: 'ignore' });
-    try {
-      // strace reports on stderr once attached; wait until its output file exists.
-      for (let i = 0; !fs.existsSync(out) && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 200));
-      // One keep-alive connection: no accept and no close of a client socket among the calls.
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-      for (let i = 0; i < 5; i++) {
-        const hit = await httpGet(`${front}${ref}`, agent);
-        expect(hit).toBe('HIT');
-      }
+    // One kept-alive connection: no accept and no close of a client socket among the calls.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const lines = await traced(shipped?.worker() as number, ['-e', 'trace=openat,open,newfstatat,fstat,close,setsockopt,sendfile,writev'], async () => {
+      for (let i = 0; i < 5; i++) expect(await httpGet(`${front}${ref}`, agent)).toBe('HIT');
       agent.destroy();
       await new Promise((r) => setTimeout(r, 200));
-    } finally {
-      tracer.kill('SIGINT');
-      await new Promise((r) => tracer.once('exit', r));
-    }
-    const lines = fs.readFileSync(out, 'utf8').split('\n');
-    fs.rmSync(path.dirname(out), { recursive: true, force: true });
+    });
     const calls = lines.map((l) => /^(?:\d+\s+)?(\w+)\(/.exec(l)?.[1]).filter(Boolean);
     const count = (name: string) => calls.filter((c) => c === name).length;
     expect(count('writev')).toBe(5);
