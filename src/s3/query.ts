@@ -23,6 +23,7 @@ export class S3Query {
 
   /** Each name's first value, in the order the names first appear. */
   private parsed: Map<string, string> | null = null;
+  private prefixes: Map<string, boolean> | undefined;
 
   constructor(readonly raw: string) {}
 
@@ -36,6 +37,18 @@ export class S3Query {
 
   keys(): IterableIterator<string> {
     return this.params().keys();
+  }
+
+  /** Whether a name starts with `prefix` (remembered: the query may serve many requests). */
+  hasNameStarting(prefix: string): boolean {
+    let known = this.prefixes?.get(prefix);
+    if (known === undefined) {
+      known = false;
+      for (const name of this.params().keys()) if (name.startsWith(prefix)) known = true;
+      this.prefixes ??= new Map();
+      this.prefixes.set(prefix, known);
+    }
+    return known;
   }
 
   private params(): Map<string, string> {

@@ -83,7 +83,7 @@ function precondition(r: S3Request, o: ObjectRow): 304 | 412 | null {
  */
 export function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, originals: ReadOriginal): Promise<void> | undefined {
   const headers = objectHeaders(o);
-  if (r.rawQuery !== '') {
+  if (r.query.hasNameStarting('response-')) {
     for (const [param, header] of OVERRIDES) {
       const v = r.query.get(param);
       if (v !== null) headers[header] = v;

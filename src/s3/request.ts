@@ -29,9 +29,9 @@ export function parseRequest(req: http.IncomingMessage, res: http.ServerResponse
   const rawPath = q === -1 ? url : url.slice(0, q);
   const rawQuery = q === -1 ? '' : url.slice(q + 1);
   if (!rawPath.startsWith('/')) throw s3Error(400, 'InvalidURI', 'Couldn\'t parse the specified URI.');
-  let decodedPath: string;
+  let decodedPath = rawPath;
   try {
-    decodedPath = decodeURIComponent(rawPath);
+    if (rawPath.includes('%')) decodedPath = decodeURIComponent(rawPath);
   } catch {
     throw s3Error(400, 'InvalidURI', 'Couldn\'t parse the specified URI.');
   }
@@ -42,8 +42,11 @@ export function parseRequest(req: http.IncomingMessage, res: http.ServerResponse
   return { req, res, method: req.method ?? 'GET', rawPath, decodedPath, rawQuery, query: S3Query.of(rawQuery), bucket, key };
 }
 
+/** Any UTF-16 surrogate (the pairs are fine, a lone one is not UTF-8); most keys have none. */
+const SURROGATE = /[\ud800-\udfff]/;
+
 /** A key S3 would take: 1 to 1024 bytes of UTF-8, no NUL (the metadata store cannot hold it). */
 export function checkKey(key: string): void {
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw s3Error(400, 'KeyTooLongError', 'Your key is too long.');
-  if (key.includes('\u0000') || /[\ud800-\udfff]/u.test(key.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''))) throw s3Error(400, 'InvalidArgument', 'The key is not valid UTF-8.');
+  if (key.includes('\u0000') || (SURROGATE.test(key) && /[\ud800-\udfff]/u.test(key.replace(/[\ud800-\udbff][\udc00-\udfff]/g, '')))) throw s3Error(400, 'InvalidArgument', 'The key is not valid UTF-8.');
 }

@@ -12,15 +12,18 @@ const QUERIES = [
   'response-content-disposition=attachment%3B%20filename%3D%22x.txt%22',
   '&&x&=y&z=1=2',
   'caf%C3%A9=%F0%9F%98%80',
+  'X-Amz-Date=20261129T000000Z&response%2Dcontent-type=text%2Fplain',
 ];
 
 describe('S3 query parameters', () => {
-  it('answers get, has and keys as URLSearchParams does', () => {
+  it('answers get, has, keys and names by prefix as URLSearchParams does', () => {
     for (const raw of QUERIES) {
       const ours = new S3Query(raw);
       const theirs = new URLSearchParams(raw);
       const names = [...new Set(theirs.keys())];
       expect([...ours.keys()], raw).toEqual(names);
+      expect(ours.hasNameStarting('response-'), raw).toBe(names.some((n) => n.startsWith('response-')));
+      expect(ours.hasNameStarting('response-'), raw).toBe(names.some((n) => n.startsWith('response-')));
       for (const name of [...names, 'absent']) {
         expect(ours.get(name), `${raw} ${name}`).toBe(theirs.get(name));
         expect(ours.has(name), `${raw} ${name}`).toBe(theirs.has(name));

@@ -59,6 +59,19 @@ describe('S3 signatures verified once', () => {
     expect((await request(url)).text).toBe('first');
   });
 
+  it('a presigned URL\'s response-* parameters set the answer\'s headers on every repeat', async () => {
+    const url = await getSignedUrl(
+      s3Client(srv.s3, srv.keys),
+      new GetObjectCommand({ Bucket: bucket(), Key: 'cached/a.txt', ResponseContentType: 'text/x-test', ResponseContentDisposition: 'attachment; filename="a.txt"' }),
+      { expiresIn: 600 },
+    );
+    for (let i = 0; i < 2; i++) {
+      const r = await request(url);
+      expect([r.text, r.headers.get('content-type'), r.headers.get('content-disposition')]).toEqual(['first', 'text/x-test', 'attachment; filename="a.txt"']);
+    }
+    expect((await request(await presign('cached/a.txt', { expiresIn: 600 }))).headers.get('content-type')).not.toBe('text/x-test');
+  });
+
   it('a verified presigned URL is refused once it has expired', async () => {
     // Signed 52 s ago for 60 s: about 8 s left, time enough for the first request on a loaded machine.
     const signedAt = Date.now() - 52_000;
