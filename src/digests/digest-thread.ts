@@ -94,11 +94,11 @@ export class DigestThread {
   }
 
   /**
-   * The lowercase hex digests of the first `length` bytes of `file`, in the order of `algorithms`,
-   * in one request and one read: a small body's, with no state left in the thread.
+   * The lowercase hex digests of `length` bytes of `file` from `start`, in the order of
+   * `algorithms`, in one request and one read: a small body's, with no state left in the thread.
    */
-  async digestFile(file: string, length: number, algorithms: readonly DigestAlgorithm[]): Promise<string[]> {
-    const reply = await this.request((id) => ({ op: 'digestFile', id, algorithms, file, length }));
+  async digestFile(file: string, start: number, length: number, algorithms: readonly DigestAlgorithm[]): Promise<string[]> {
+    const reply = await this.request((id) => ({ op: 'digestFile', id, algorithms, file, start, length }));
     if (reply.hex?.length !== algorithms.length) throw new Error('digest thread answered without the digests');
     return reply.hex;
   }

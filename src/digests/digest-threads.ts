@@ -60,14 +60,15 @@ export class ThreadDigests {
 let nextSmallInMd5Thread = true;
 
 /**
- * MD5 and SHA-256 of the first `size` bytes of a small local file, both from one read in one of the
- * two threads: one request and one reply, where the split (a hash and a finish in each thread) would
- * be four of each, more than a small body's hashing saves on the main thread.
+ * MD5 and SHA-256 of `size` bytes of a small local file from `start` (a part's place in a data
+ * file; 0 for a file of its own), both from one read in one of the two threads: one request and one
+ * reply, where the split (a hash and a finish in each thread) would be four of each, more than a
+ * small body's hashing saves on the main thread.
  */
-export async function digestSmallFile(file: string, size: number): Promise<BlobDigests> {
+export async function digestSmallFile(file: string, size: number, start = 0): Promise<BlobDigests> {
   const thread = nextSmallInMd5Thread ? threads.md5 : threads.sha256;
   nextSmallInMd5Thread = !nextSmallInMd5Thread;
-  const [md5, sha256] = await thread.digestFile(file, size, ['md5', 'sha256']);
+  const [md5, sha256] = await thread.digestFile(file, start, size, ['md5', 'sha256']);
   if (md5 === undefined || sha256 === undefined) throw new Error('the digest thread answered without both digests');
   return { md5, sha256 };
 }
@@ -98,11 +99,11 @@ export async function digestLocalFileInOneThread(file: string, size: number): Pr
   return { md5, sha256 };
 }
 
-/** MD5 and SHA-256 of the first `size` bytes of a local file, hashed in the digest threads. */
-export async function digestLocalFile(file: string, size: number): Promise<BlobDigests & { size: number }> {
+/** MD5 and SHA-256 of `size` bytes of a local file from `start`, hashed in the digest threads. */
+export async function digestLocalFile(file: string, size: number, start = 0): Promise<BlobDigests & { size: number }> {
   const digests = new ThreadDigests();
   try {
-    for (let at = 0; at < size; at += FILE_STEP) await digests.hash(file, at, Math.min(FILE_STEP, size - at));
+    for (let at = 0; at < size; at += FILE_STEP) await digests.hash(file, start + at, Math.min(FILE_STEP, size - at));
   } catch (err) {
     digests.forget();
     throw err;

@@ -22,7 +22,7 @@ export type DigestRequest =
   | { op: 'finish'; id: number; digest: number; algorithms: readonly DigestAlgorithm[] }
   | { op: 'forget'; digest: number }
   /** A small file's digests in one request: nothing is kept here. */
-  | { op: 'digestFile'; id: number; algorithms: readonly DigestAlgorithm[]; file: string; length: number };
+  | { op: 'digestFile'; id: number; algorithms: readonly DigestAlgorithm[]; file: string; start: number; length: number };
 
 /** `hex`: a finished digest's values, in the order of its algorithms. */
 export type DigestReply = { id: number; ok: true; hex?: string[] } | { id: number; ok: false; message: string };
@@ -90,7 +90,7 @@ function handle(req: DigestRequest): DigestReply | null {
 function digestFile(req: DigestRequest & { op: 'digestFile' }): DigestReply {
   try {
     const hashes = req.algorithms.map((a) => crypto.createHash(a));
-    hashRange(hashes, req.file, 0, req.length);
+    hashRange(hashes, req.file, req.start, req.length);
     return { id: req.id, ok: true, hex: hashes.map((h) => h.digest('hex')) };
   } catch (err) {
     return { id: req.id, ok: false, message: (err as Error).message };

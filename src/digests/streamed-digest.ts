@@ -8,7 +8,9 @@
  * threads (digest-threads.ts), MD5 in one and SHA-256 in the other, so the main thread hashes
  * nothing (on a CPU without SHA-NI both digests cost it 4.7 s per GiB). There is no file to read
  * back, so the chunks of the first SMALL_BODY_BYTES are kept (referenced, not copied) until the
- * body is known to be small or large; a large body's threads then get them first.
+ * body is known to be small or large; a large body's threads then get them first. A body declared
+ * large (an S3 part's Content-Length) goes to the threads from its first byte: hashed inline first,
+ * its first SMALL_BODY_BYTES would be hashed twice.
  *
  * Memory stays flat whatever the size: SLABS slabs per large body, reused; when every slab is with
  * the threads, `update` answers a promise and the caller waits (backpressure), so a slow thread
@@ -34,7 +36,7 @@ export class DigestThreadFailed extends Error {
 
 export class StreamedDigest {
   /** Both digests on the main thread while the body is small; null once it is large. */
-  private inline: DigestStream | null = new DigestStream();
+  private inline: DigestStream | null;
   /** The chunks hashed inline, kept while the body may still turn out large. */
   private held: Buffer[] = [];
   private size = 0;
@@ -52,6 +54,13 @@ export class StreamedDigest {
   private failed = false;
   /** Every slab sent, settled or not (never rejects: a failure sets `failed`). */
   private hashing: Promise<unknown> = Promise.resolve();
+
+  /** `declaredBytes`: the body's length when the sender declared it (NaN: unknown). */
+  constructor(declaredBytes = Number.NaN) {
+    const large = declaredBytes > SMALL_BODY_BYTES;
+    this.inline = large ? null : new DigestStream();
+    this.threads = large ? new ThreadDigests() : null;
+  }
 
   /**
    * Adds the next chunk. Null when it was taken at once; a promise when every slab is with the

@@ -1,7 +1,7 @@
 /**
- * MD5 and SHA-256 of a body being written into a new file, computed in the digest threads from the
- * bytes just written (page cache), so the main thread, which receives the bytes, hashes none of
- * them:
+ * MD5 and SHA-256 of a body being written into a file (a new file, or an S3 part's slot in its
+ * upload's data file, from `base`), computed in the digest threads from the bytes just written (page
+ * cache), so the main thread, which receives the bytes, hashes none of them:
  * - a small body (up to SMALL_BODY_BYTES) in one request to one thread, both digests from one read,
  *   sent once every byte is written and answered while the file is being synced. Hashed inline, a
  *   64 KiB upload's two digests were 13 % of the main thread's busy time at 64 clients on two
@@ -39,9 +39,9 @@ export class WrittenBytesDigest {
   private smallDigests: { size: number; digests: Promise<BlobDigests> } | null = null;
   /** Both digests in the digest threads, once the body is large. */
   private threads: ThreadDigests | null = null;
-  /** Bytes of the file handed to the threads so far (from offset 0). */
+  /** Bytes of the body handed to the threads so far (from its first, at `base` in the file). */
   private sent = 0;
-  /** The file holds the body up to here (the writer said so). */
+  /** The file holds the body up to here (bytes of the body, the writer said so). */
   private writtenEnd = 0;
   /** Every hash request sent, settled or not; rejects if one failed. */
   private hashing: Promise<unknown> = Promise.resolve();
@@ -49,10 +49,14 @@ export class WrittenBytesDigest {
   /** A small body's digests on this thread, from its chunks (see above); null when the threads compute them. */
   private inline: DigestStream | null;
 
-  /** `bodyAtMost`: no more bytes than this can come (the caller refuses more). */
+  /**
+   * `bodyAtMost`: no more bytes than this can come (the caller refuses more). `base`: the file
+   * offset of the body's first byte.
+   */
   constructor(
     private readonly file: string,
     bodyAtMost: number,
+    private readonly base = 0,
   ) {
     this.inline = bodyAtMost <= SMALL_BODY_BYTES && onOneCpu() ? new DigestStream() : null;
   }
@@ -65,17 +69,17 @@ export class WrittenBytesDigest {
     this.threads = new ThreadDigests();
   }
 
-  /** The file holds the body's bytes up to `end`: the threads may hash them. */
+  /** The file holds the body's bytes up to the file offset `end`: the threads may hash them. */
   written(end: number): void {
-    this.writtenEnd = Math.max(this.writtenEnd, end);
-    if (this.threads === null || end - this.sent < HASH_STEP) return;
-    this.send(end);
+    this.writtenEnd = Math.max(this.writtenEnd, end - this.base);
+    if (this.threads === null || this.writtenEnd - this.sent < HASH_STEP) return;
+    this.send(this.writtenEnd);
   }
 
   /** Every byte of the body (`size` of them) is written, not yet synced: a small body's digests may start. */
   allWritten(size: number): void {
     if (!this.small || this.inline) return;
-    const digests = digestSmallFile(this.file, size);
+    const digests = digestSmallFile(this.file, size, this.base);
     // Awaited in digest(); until then a failure must not count as an unhandled rejection.
     digests.catch(() => undefined);
     this.smallDigests = { size, digests };
@@ -83,7 +87,7 @@ export class WrittenBytesDigest {
 
   private send(end: number): void {
     if (this.threads === null || end <= this.sent) return;
-    const request = this.threads.hash(this.file, this.sent, end - this.sent);
+    const request = this.threads.hash(this.file, this.base + this.sent, end - this.sent);
     this.sent = end;
     this.hashing = Promise.all([this.hashing, request]);
     // Awaited in digest(); until then a failure must not count as an unhandled rejection.
@@ -113,14 +117,14 @@ export class WrittenBytesDigest {
     this.smallDigests = null;
     try {
       // Asked for when the last byte was written, normally; if not (or for another size), now.
-      return await (asked?.size === size ? asked.digests : digestSmallFile(this.file, size));
+      return await (asked?.size === size ? asked.digests : digestSmallFile(this.file, size, this.base));
     } catch {
       return this.readAgain(size);
     }
   }
 
   private async readAgain(size: number): Promise<BlobDigests> {
-    const whole = await digestLocalFile(this.file, size);
+    const whole = await digestLocalFile(this.file, size, this.base);
     return { md5: whole.md5, sha256: whole.sha256 };
   }
 

@@ -11,10 +11,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { pipeline } from 'node:stream/promises';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ThreadDigests } from '../../src/digests/digest-threads.js';
 import { FsBlobStore } from '../../src/blobs/fs-store.js';
 import { StreamedDigest, digestStored } from '../../src/digests/streamed-digest.js';
+import { WrittenBytesDigest } from '../../src/digests/written-digest.js';
+import { BatchedFileWriter } from '../../src/writes/batched-file-writer.js';
 
 const MiB = 1024 * 1024;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-split-digests-'));
@@ -66,6 +69,28 @@ describe('split digests', () => {
       expect(fs.readFileSync(store.localPath(`files/body-${i}`)).equals(data)).toBe(true);
     }
   });
+
+  it('a body written at an offset of a file (an S3 part in its slot) gets the digests of its own bytes only', async () => {
+    const file = path.join(dir, 'slots.bin');
+    const slot = 24 * MiB + 12_345;
+    // Other slots' bytes on both sides of the one written.
+    fs.writeFileSync(file, crypto.randomBytes(3 * slot));
+    for (const size of [100_000, 4 * MiB + 1, slot]) {
+      const data = crypto.randomBytes(size);
+      const digest = new WrittenBytesDigest(file, slot, slot);
+      const writer = new BatchedFileWriter(file, {
+        flags: 'r+',
+        start: slot,
+        maxBytes: slot,
+        onTooLarge: () => new Error('too large'),
+        onChunk: (chunk, n) => digest.received(chunk, n),
+        onWritten: (end) => digest.written(end),
+        onAllWritten: (n) => digest.allWritten(n),
+      });
+      await pipeline(chunked(data), writer);
+      expect(await digest.digest(writer.size), `${size} bytes`).toEqual({ md5: md5(data), sha256: sha256(data) });
+    }
+  });
 });
 
 /**
@@ -75,8 +100,8 @@ describe('split digests', () => {
  */
 describe('digests of a body streamed through memory', () => {
   /** Feeds `data` to a StreamedDigest in uneven chunks, waiting when asked; how often it asked. */
-  async function streamed(data: Buffer): Promise<{ digests: { md5: string; sha256: string }; waits: number }> {
-    const digest = new StreamedDigest();
+  async function streamed(data: Buffer, declaredBytes?: number): Promise<{ digests: { md5: string; sha256: string }; waits: number }> {
+    const digest = new StreamedDigest(declaredBytes);
     let waits = 0;
     const chunks = chunked(data);
     for await (const chunk of chunks) {
@@ -94,6 +119,19 @@ describe('digests of a body streamed through memory', () => {
       const data = crypto.randomBytes(size);
       const { digests } = await streamed(data);
       expect(digests, `${size} bytes`).toEqual({ md5: md5(data), sha256: sha256(data) });
+    }
+  });
+
+  it('a body declared large (an S3 part) goes to the threads from its first byte: the main thread hashes none of it', async () => {
+    const data = crypto.randomBytes(8 * MiB);
+    const expected = { md5: md5(data), sha256: sha256(data) };
+    const createHash = vi.spyOn(crypto, 'createHash');
+    try {
+      const { digests } = await streamed(data, data.length);
+      expect(createHash).not.toHaveBeenCalled();
+      expect(digests).toEqual(expected);
+    } finally {
+      createHash.mockRestore();
     }
   });
 

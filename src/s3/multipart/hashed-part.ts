@@ -1,8 +1,9 @@
 /**
- * A part's bytes on their way to where they land (its slot in the upload's data file, the bucket's
- * multipart upload): counted, so a body longer than allowed is refused as it arrives, and hashed as
- * they pass (MD5 for the part's ETag, SHA-256 for a signed payload's check), in the digest threads
- * once the part is large (streamed-digest.ts), so nothing reads the part back.
+ * A part's bytes on their way to the bucket's multipart upload (object storage): counted, so a
+ * body longer than allowed is refused as it arrives, and hashed as they pass (MD5 for the part's
+ * ETag, SHA-256 for a signed payload's check), in the digest threads when the part is large
+ * (streamed-digest.ts), so nothing reads the part back. (A part written into its slot on disk is
+ * hashed from the written bytes instead, slots.ts.)
  */
 import { Transform, type Readable } from 'node:stream';
 import type { PutResult } from '../../blobs/store.js';
@@ -17,8 +18,9 @@ export interface HashedPart {
   abandon(): void;
 }
 
+/** `maxBytes`: the part's declared length, which it may not exceed. */
 export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () => Error): HashedPart {
-  const digest = new StreamedDigest();
+  const digest = new StreamedDigest(maxBytes);
   let size = 0;
   const meter = new Transform({
     transform(chunk: Buffer, _enc, done) {

@@ -19,9 +19,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BatchedFileWriter } from '../../writes/batched-file-writer.js';
 import { digestLocalFile } from '../../digests/digest-threads.js';
+import { WrittenBytesDigest } from '../../digests/written-digest.js';
 import { BlobNotFound, type PutResult } from '../../blobs/store.js';
 import type { LocalMovableStore } from '../../uploads/multipart/in-place-part-store.js';
-import { hashedPart } from './hashed-part.js';
 
 /** S3's largest object: a part whose slot ends past it is written as a blob of its own. */
 const MAX_DATA_FILE_BYTES = 5 * 1024 ** 4;
@@ -86,13 +86,25 @@ export class SlotParts {
     await fsp.mkdir(path.dirname(file), { recursive: true });
     // Created on the first part; a write past its end leaves a hole where earlier slots will go.
     const fd = await new Promise<number>((resolve, reject) => fs.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600, (err, f) => (err ? reject(err) : resolve(f))));
-    const part = hashedPart(body, slot, onTooLarge);
+    const start = (partNumber - 1) * slot;
+    // Hashed in the digest threads from the bytes just written into the slot (page cache): the
+    // main thread neither hashes nor copies them (written-digest.ts).
+    const digest = new WrittenBytesDigest(file, slot, start);
+    const writer = new BatchedFileWriter(file, {
+      fd,
+      start,
+      maxBytes: slot,
+      onTooLarge,
+      onChunk: (chunk, size) => digest.received(chunk, size),
+      onWritten: (end) => digest.written(end),
+      onAllWritten: (size) => digest.allWritten(size),
+    });
     try {
       // Synced before it resolves: the part's row is recorded only once its bytes are durable.
-      await pipeline(part.stream, new BatchedFileWriter(file, { fd, start: (partNumber - 1) * slot, maxBytes: slot, onTooLarge }));
-      return await part.result();
+      await pipeline(body, writer);
+      return { size: writer.size, ...(await digest.digest(writer.size)) };
     } catch (err) {
-      part.abandon();
+      digest.abandon();
       throw err;
     }
   }
