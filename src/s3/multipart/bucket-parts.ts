@@ -35,7 +35,7 @@ export class BucketParts {
       return { put: await part.result(), storeEtag };
     } catch (err) {
       part.abandon();
-      throw err;
+      throw part.failure() ?? err;
     }
   }
 

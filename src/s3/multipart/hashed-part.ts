@@ -12,8 +12,14 @@ import { StreamedDigest } from '../../digests/streamed-digest.js';
 export interface HashedPart {
   /** The bytes, to be consumed once. */
   stream: Readable;
-  /** The part's size and digests, once `stream` has ended. */
+  /**
+   * The part's size and digests, once `stream` has ended; rejects with the source's own error
+   * when its last checks failed (a checksum trailer or header, the declared length): the store may
+   * have taken every byte by then, but the part is not the one the client signed.
+   */
   result(): Promise<PutResult>;
+  /** Why the source failed (the cause to answer, rather than the consumer's broken stream), if it did. */
+  failure(): Error | null;
   /** The bytes did not land: the digest threads forget them. */
   abandon(): void;
 }
@@ -22,6 +28,9 @@ export interface HashedPart {
 export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () => Error): HashedPart {
   const digest = new StreamedDigest(maxBytes);
   let size = 0;
+  let failed: Error | null = null;
+  let settle: (err: Error | null) => void = () => undefined;
+  const ended = new Promise<Error | null>((resolve) => (settle = resolve));
   const meter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       size += chunk.length;
@@ -31,14 +40,28 @@ export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () =>
       if (room) void room.then(() => done(null, chunk));
       else done(null, chunk);
     },
+    flush(done) {
+      settle(null);
+      done();
+    },
   });
-  source.once('error', (err) => meter.destroy(err));
+  // A source failing at its end (a wrong checksum) may do so after the consumer took every byte
+  // and stopped listening: the meter's error must not go unhandled (it would stop the process).
+  meter.on('error', () => undefined);
+  source.once('error', (err) => {
+    failed = err;
+    settle(err);
+    meter.destroy(err);
+  });
   source.pipe(meter);
   return {
     stream: meter,
     async result() {
+      const err = await ended;
+      if (err) throw err;
       return { size, ...(await digest.digest()) };
     },
+    failure: () => failed,
     abandon() {
       digest.abandon();
     },
