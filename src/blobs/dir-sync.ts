@@ -113,7 +113,7 @@ function closeFd(fd: number): Promise<void> {
 }
 
 /** open, fsync, close with plain callbacks (after close: nothing is kept open any more). */
-function syncOnce(dir: string): Promise<void> {
+export function syncOnce(dir: string): Promise<void> {
   return new Promise((resolve, reject) => {
     fs.open(dir, 'r', (openErr, fd) => {
       if (openErr) return reject(openErr);

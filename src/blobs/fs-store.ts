@@ -15,6 +15,7 @@ import { pipeToNewFile } from './new-file.js';
 import { HeadBytes } from './head.js';
 import { WrittenBytesDigest } from '../digests/written-digest.js';
 import { DirectorySyncs } from './dir-sync.js';
+import { creationsSettled, makeDirDurably } from './durable-dirs.js';
 import { BlobNotFound, type BlobEntry, type BlobStore, type ByteRange, type PutOptions, type PutResult } from './store.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)*$/;
@@ -84,7 +85,7 @@ export class FsBlobStore implements BlobStore {
   private async renameIntoPlace(tmp: string, final: string): Promise<void> {
     try {
       // A full disk can fail the directory too: the temp file must not outlive the request then.
-      await fsp.mkdir(path.dirname(final), { recursive: true });
+      await makeDirDurably(path.dirname(final));
       await fsp.rename(tmp, final);
     } catch (err) {
       await fsp.rm(tmp, { force: true });
@@ -104,7 +105,7 @@ export class FsBlobStore implements BlobStore {
   async move(from: string, to: string): Promise<void> {
     const source = this.localPath(from);
     const dest = this.localPath(to);
-    await fsp.mkdir(path.dirname(dest), { recursive: true });
+    await makeDirDurably(path.dirname(dest));
     try {
       await fsp.rename(source, dest);
     } catch (err) {
@@ -186,13 +187,17 @@ async function* walk(root: string, dir: string): AsyncIterable<BlobEntry> {
 async function createNew(file: string): Promise<number | null> {
   const open = () => new Promise<number>((resolve, reject) => fs.open(file, 'wx', (err, fd) => (err ? reject(err) : resolve(fd))));
   try {
-    return await open();
+    const fd = await open();
+    // Its directory may be one another request has just made and not yet named durably.
+    const made = creationsSettled();
+    if (made) await made;
+    return fd;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') return null;
     if (code !== 'ENOENT') throw err;
   }
-  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await makeDirDurably(path.dirname(file));
   try {
     return await open();
   } catch (err) {

@@ -18,6 +18,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BatchedFileWriter } from '../../writes/batched-file-writer.js';
+import { makeDirDurably } from '../../blobs/durable-dirs.js';
+import { syncOnce } from '../../blobs/dir-sync.js';
 import { digestLocalFile } from '../../digests/digest-threads.js';
 import { WrittenBytesDigest } from '../../digests/written-digest.js';
 import { BlobNotFound, type PutResult } from '../../blobs/store.js';
@@ -83,9 +85,13 @@ export class SlotParts {
 
   private async writeAt(uploadId: string, partNumber: number, slot: number, body: Readable, onTooLarge: () => Error): Promise<PutResult> {
     const file = this.local.localPath(this.dataKey(uploadId));
-    await fsp.mkdir(path.dirname(file), { recursive: true });
+    await makeDirDurably(path.dirname(file));
     // Created on the first part; a write past its end leaves a hole where earlier slots will go.
     const fd = await new Promise<number>((resolve, reject) => fs.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600, (err, f) => (err ? reject(err) : resolve(f))));
+    // The file's name must be as durable as the part's bytes before the part is acknowledged:
+    // its directory is synced while the part streams in (once per part: any part may be the first).
+    const named = syncOnce(path.dirname(file));
+    named.catch(() => undefined); // awaited below; until then a failure is not unhandled
     const start = (partNumber - 1) * slot;
     // Hashed in the digest threads from the bytes just written into the slot (page cache): the
     // main thread neither hashes nor copies them (written-digest.ts).
@@ -102,6 +108,7 @@ export class SlotParts {
     try {
       // Synced before it resolves: the part's row is recorded only once its bytes are durable.
       await pipeline(body, writer);
+      await named;
       return { size: writer.size, ...(await digest.digest(writer.size)) };
     } catch (err) {
       digest.abandon();

@@ -30,6 +30,7 @@ import { RunningDigests } from './running-digest.js';
 import { digestLocalFile } from '../../digests/digest-threads.js';
 import { digestsLaterFor } from '../../digests/digest.js';
 import { BatchedFileWriter } from '../../writes/batched-file-writer.js';
+import { makeDirDurably } from '../../blobs/durable-dirs.js';
 
 /** The blob store abilities this store needs. */
 export type LocalMovableStore = BlobStore & Required<Pick<BlobStore, 'localPath' | 'move'>>;
@@ -170,7 +171,8 @@ export class InPlacePartStore extends BlobPartStore {
  * Never shrinks it: parts written before keep their bytes, whichever part comes first.
  */
 async function ensureDataFile(file: string, size: number): Promise<void> {
-  await fsp.mkdir(path.dirname(file), { recursive: true });
+  // The file's own entry is synced with its directory by the part's marker (put beside it).
+  await makeDirDurably(path.dirname(file));
   const handle = await fsp.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
   try {
     if ((await handle.stat()).size < size) await handle.truncate(size);
