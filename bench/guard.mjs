@@ -3,8 +3,8 @@
 // ratio to its floor (the burst: to its 1,000 deliveries/s target), compared with the figures
 // recorded in docs/performance.md ("Regression guard"). A case fails only when its ratio is more
 // than 30 % below the recorded one in two runs in a row: a case below it is run again at once, so
-// one noisy run is not a failure. Exits 1 on a failure. Not part of CI (its time budget is spent);
-// run it on an idle machine before and after a change to a hot path.
+// one noisy run is not a failure. Exits 1 on a failure. `.ci/run` runs it last, on the machine the
+// tests have left idle; run it too before and after a change to a hot path.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -70,10 +70,8 @@ if (suspects.length) {
   const second = runOnce(suspects);
   failed = suspects.filter((n) => below(n, second.ratios[n]));
   for (const n of suspects) console.log(`again: ${show(n, second.ratios[n])}${failed.includes(n) ? '  FAILED twice' : '  passes'}`);
-  for (const n of failed) {
-    const out = second.outputs.get(CASES[n].shares ?? n) ?? '';
-    if (!Number.isFinite(second.ratios[n])) console.log(`--- ${CASES[n].script} printed:\n${out.slice(-2000)}`);
-  }
+  // A failing bench's own table says which side moved (Stowage or its floor) and whether either erred.
+  for (const n of failed) console.log(`--- ${CASES[n].script} printed:\n${(second.outputs.get(CASES[n].shares ?? n) ?? '').slice(-3000)}`);
 }
 console.log(failed.length ? `bench:guard: ${failed.join(', ')} more than ${TOLERANCE * 100} % below the recorded ratio twice in a row` : 'bench:guard: no regression');
 process.exit(failed.length ? 1 : 0);
