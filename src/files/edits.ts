@@ -26,7 +26,7 @@ export class FileEdits {
     return this.db.transaction(async (trx) => {
       const file = await this.lifecycle.lockOrThrow(trx, projectId, uuid);
       if (file.removedUs !== null) throw restErrors.removedMetadataFixed();
-      const previous = file.metadata[key];
+      const previous = ownValue(file.metadata, key);
       const created = previous === undefined;
       if (created) validateKeyCount(Object.keys(file.metadata).length + 1);
       if (previous === clean) return { value: clean, created };
@@ -42,7 +42,7 @@ export class FileEdits {
     await this.db.transaction(async (trx) => {
       const file = await this.lifecycle.lockOrThrow(trx, projectId, uuid);
       if (file.removedUs !== null) throw restErrors.removedMetadataFixed();
-      const previous = file.metadata[key];
+      const previous = ownValue(file.metadata, key);
       if (previous === undefined) throw fileNotFound();
       const { [key]: _dropped, ...metadata } = file.metadata;
       await this.repo.update(trx, projectId, file.uuid, { metadata: JSON.stringify(metadata) });
@@ -105,4 +105,9 @@ export class FileEdits {
       return result;
     });
   }
+}
+
+/** A metadata key's value, own keys only: `__proto__` is a valid key, and must not find Object.prototype. */
+function ownValue(metadata: Record<string, string>, key: string): string | undefined {
+  return Object.hasOwn(metadata, key) ? metadata[key] : undefined;
 }

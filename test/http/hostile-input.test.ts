@@ -43,6 +43,20 @@ describe('hostile input', () => {
     }
   });
 
+  it('a metadata key named __proto__ is an ordinary key: stored, read back and answered in the file info', async () => {
+    // The key syntax ([\\w.:-]{1,64}) admits it; the test servers check every answer against its
+    // schema (STOWAGE_CHECK_RESPONSES), whose parsed copy can never hold an own __proto__ key.
+    expect((await srv.call('PUT', `/files/${uuid}/metadata/__proto__/`, { body: '"polluted?"' })).status).toBe(201);
+    const one = await srv.call('GET', `/files/${uuid}/metadata/__proto__/`);
+    expect([one.status, one.json]).toEqual([200, 'polluted?']);
+    const info = await srv.call('GET', `/files/${uuid}/`);
+    expect(info.status).toBe(200);
+    const metadata = info.json.metadata as Record<string, unknown>;
+    expect(Object.hasOwn(metadata, '__proto__')).toBe(true);
+    expect(metadata.__proto__).toBe('polluted?');
+    expect((await srv.call('DELETE', `/files/${uuid}/metadata/__proto__/`)).status).toBe(204);
+  });
+
   it('Upload API: hostile multipart and parameters are 4xx', async () => {
     const bodies: Array<[string, string | Buffer]> = [
       ['multipart/form-data', 'no boundary at all'],
