@@ -25,7 +25,7 @@ export interface Caller {
 export class S3Auth {
   private readonly byClient: RateLimiter;
   private readonly byProject: RateLimiter;
-  private readonly verified = new VerifiedRequests();
+  private readonly verified = new VerifiedRequests<SigningContext>();
 
   constructor(private readonly ctx: AppContext) {
     this.byClient = nodeLimiter(ctx, 's3-ip', { perSec: ctx.config.rateUploadIpPerSec, burst: ctx.config.rateUploadIpBurst });

@@ -208,7 +208,7 @@ export function verifySignature(
   rawPath: string,
   decodedPath: string,
   rawQuery: string,
-  verified?: VerifiedRequests,
+  verified?: VerifiedRequests<SigningContext>,
 ): SigningContext {
   if (!sig.presigned) {
     const at = parseAmzDate(sig.amzDate);

@@ -8,25 +8,24 @@
  * presigned URL's expiry, a header signature's clock skew) run on every request before this is
  * consulted.
  */
-import type { SigningContext } from './sigv4.js';
-
-interface Entry {
+interface Entry<T> {
   secrets: readonly string[];
-  signing: SigningContext;
+  signing: T;
 }
 
-export class VerifiedRequests {
-  private readonly seen = new Map<string, Entry>();
+/** `T`: what a check answers (sigv4.ts's signing context), kept for the requests it verified. */
+export class VerifiedRequests<T> {
+  private readonly seen = new Map<string, Entry<T>>();
 
   constructor(private readonly max = 10_000) {}
 
   /** What the check answered for `material` against this very `secrets` list; undefined when it was not made. */
-  get(material: string, secrets: readonly string[]): SigningContext | undefined {
+  get(material: string, secrets: readonly string[]): T | undefined {
     const hit = this.seen.get(material);
     return hit !== undefined && hit.secrets === secrets ? hit.signing : undefined;
   }
 
-  add(material: string, secrets: readonly string[], signing: SigningContext): void {
+  add(material: string, secrets: readonly string[], signing: T): void {
     // Bounded by clearing: entries are cheap to rebuild and a full map means a flood of distinct requests.
     if (this.seen.size >= this.max) this.seen.clear();
     this.seen.set(material, { secrets, signing });
