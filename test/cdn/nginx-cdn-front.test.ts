@@ -178,6 +178,30 @@ describe.skipIf(!hasNginx)('the nginx CDN front (deploy/nginx-cdn-front.conf)', 
     expect(direct.headers.get('content-type')).toBe('image/webp');
   });
 
+  it("answers a hit with a request id of its own, not the id or render state of the request that filled it", async () => {
+    const ref = `/${uuid}/-/resize/28x/`;
+    const miss = await get(`${front}${ref}`);
+    expect(miss.headers.get('x-cache-status')).toBe('MISS');
+    // A miss carries the node's own headers.
+    const nodeId = miss.headers.get('x-request-id') ?? '';
+    expect(nodeId).toMatch(/^[A-Za-z0-9._:-]+$/);
+    expect(miss.headers.get('x-stowage-cache')).toBe('miss');
+    const hits = [await get(`${front}${ref}`), await get(`${front}${ref}`)];
+    const ids = hits.map((h) => h.headers.get('x-request-id'));
+    for (const [i, hit] of hits.entries()) {
+      expect(hit.headers.get('x-cache-status')).toBe('HIT');
+      expect(ids[i]).toMatch(/^[0-9a-f]{32}$/);
+      expect(hit.headers.get('x-stowage-cache')).toBeNull();
+    }
+    expect(new Set([nodeId, ...ids]).size).toBe(3);
+    // A client's own sane id is echoed on a hit, as the node echoes it; any other is replaced.
+    const given = await fetch(`${front}${ref}`, { headers: { 'x-request-id': 'client-trace.42:a' } });
+    expect(given.headers.get('x-cache-status')).toBe('HIT');
+    expect(given.headers.get('x-request-id')).toBe('client-trace.42:a');
+    const insane = await fetch(`${front}${ref}`, { headers: { 'x-request-id': 'a b' } });
+    expect(insane.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
+  });
+
   it('serves an original itself with the bytes and headers Stowage sends', async () => {
     const ref = `/${uuid}/`;
     const direct = await get(`${srv.cdn}${ref}`);
