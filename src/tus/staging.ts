@@ -12,6 +12,8 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { syncOnce } from '../blobs/dir-sync.js';
+import { makeDirDurably } from '../blobs/durable-dirs.js';
 
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -31,14 +33,14 @@ export class TusStaging {
 
   /** Creates the empty staging file, durably (the directory entry too). */
   async create(id: string): Promise<void> {
-    await fsp.mkdir(this.dir, { recursive: true });
+    await makeDirDurably(this.dir);
     const fh = await fsp.open(this.pathOf(id), 'wx');
     try {
       await fh.sync();
     } finally {
       await fh.close();
     }
-    await syncDir(this.dir);
+    await syncOnce(this.dir);
   }
 
   /** Opens the upload's file for writing at `offset`, dropping anything past it. Null when the file is gone. */
@@ -122,16 +124,5 @@ export class ChunkWriter {
 
   async close(): Promise<void> {
     await this.fh.close();
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fh = await fsp.open(dir, 'r');
-  try {
-    await fh.sync();
-  } catch {
-    /* some file systems refuse fsync on a directory; the file's own fsync still holds */
-  } finally {
-    await fh.close();
   }
 }
