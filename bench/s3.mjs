@@ -5,7 +5,9 @@
 //    bytes: equal ones would be deduplicated). Wall seconds, MiB/s and the server's CPU seconds;
 //    target: aws-cli's throughput at least 0.8x the direct upload's. Beside it, not the target: an
 //    aws-cli cp of 1 KiB each round (its start-up and exit, paid by every invocation) and the large
-//    upload's throughput without that time. Skipped without aws or curl.
+//    upload's throughput without that time, and the same aws-cli command against an S3 endpoint
+//    that does nothing (s3-sink-server.mjs): aws-cli's own time, the most any server could reach
+//    with it. Skipped without aws or curl.
 // 2. Small reads: GetObject of a 10 KiB object (a presigned URL, so wrk can repeat it: the
 //    signature is checked on every request) against the CDN's raw delivery of the same file, server
 //    pinned to core 1 and wrk to core 0; server CPU ms per request, target: within 1.2x. Skipped
@@ -24,7 +26,7 @@ import path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { cpuTicks, CLK_TCK, have, wrk } from './lib.mjs';
-import { snapshotApp, stowage } from './servers.mjs';
+import { s3Sink, snapshotApp, stowage } from './servers.mjs';
 
 const UPLOAD_BYTES = Number(process.env.BENCH_S3_UPLOAD_BYTES ?? 256 * 1024 ** 2);
 const ROUNDS = Number(process.env.BENCH_S3_ROUNDS ?? 2);
@@ -97,7 +99,8 @@ async function benchUpload() {
   fs.writeFileSync(tiny, crypto.randomBytes(1024));
   const awsEnv = { AWS_ACCESS_KEY_ID: st.keys.public_key, AWS_SECRET_ACCESS_KEY: st.keys.secret_key, AWS_DEFAULT_REGION: 'us-east-1', AWS_CONFIG_FILE: path.join(work, 'none'), AWS_SHARED_CREDENTIALS_FILE: path.join(work, 'none'), AWS_EC2_METADATA_DISABLED: 'true' };
   const s = await startS3(st, pinned ? 1 : null);
-  const runs = { aws: [], awsTiny: [], curl: [] };
+  const sink = await s3Sink({ pin: pinned ? 1 : null });
+  const runs = { aws: [], awsTiny: [], curl: [], sink: [] };
   try {
     for (let round = 0; round < ROUNDS; round++) {
       makeUnique();
@@ -108,10 +111,13 @@ async function benchUpload() {
       const curl = await timed('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '-F', `UPLOADCARE_PUB_KEY=${st.keys.public_key}`, '-F', 'UPLOADCARE_STORE=1', '-F', `file=@${file}`, `${s.upload}/base/`], {}, s.pid);
       if (curl.out.trim() !== '200') throw new Error(`curl /base/: ${curl.out}`);
       runs.curl.push(curl);
+      // The same aws-cli command against an endpoint that does nothing: aws-cli's own time.
+      runs.sink.push(await timed('aws', ['--endpoint-url', sink.base, 's3', 'cp', '--only-show-errors', file, `s3://${st.keys.public_key}/bench/big-${round}.bin`], awsEnv, sink.pid));
     }
   } finally {
     fs.closeSync(fd);
     await s.stop();
+    await sink.stop();
   }
   const mean = (list, k) => list.reduce((a, r) => a + r[k], 0) / list.length;
   const mib = UPLOAD_BYTES / 1024 ** 2;
@@ -119,11 +125,15 @@ async function benchUpload() {
   console.log(`upload of ${mib} MiB, mean of ${ROUNDS} (taking turns)   wall s    MiB/s  server CPU s`);
   console.log(row('aws-cli s3 cp (S3 multipart)', runs.aws));
   console.log(row('curl -F /base/', runs.curl));
+  console.log(row('aws-cli s3 cp to a do-nothing S3', runs.sink));
   console.log(`${'aws-cli s3 cp of 1 KiB (start-up)'.padEnd(34)} ${f(mean(runs.awsTiny, 'seconds')).padStart(8)} ${''.padStart(8)} ${f(mean(runs.awsTiny, 'cpu')).padStart(10)}`);
   const ratio = mean(runs.curl, 'seconds') / mean(runs.aws, 'seconds');
   summary.push(`upload ${mib} MiB: aws-cli ${f(mib / mean(runs.aws, 'seconds'), 1)} MiB/s, /base/ ${f(mib / mean(runs.curl, 'seconds'), 1)} MiB/s, ratio ${f(ratio)}x (>= 0.8) ${ratio >= 0.8 ? 'MET' : 'MISSED'}`);
   // Beside the target: the same upload without aws-cli's start-up and exit (a 1 KiB cp's wall time).
   const transfer = mean(runs.aws, 'seconds') - mean(runs.awsTiny, 'seconds');
+  // The client's ceiling: aws-cli against an endpoint that does nothing; no server can beat it.
+  const ceiling = mean(runs.curl, 'seconds') / mean(runs.sink, 'seconds');
+  summary.push(`  aws-cli to a do-nothing S3 endpoint: ${f(mib / mean(runs.sink, 'seconds'), 1)} MiB/s, ${f(ceiling)}x /base/ (the most any server can reach with this client); Stowage reaches ${f(ratio / ceiling)} of it`);
   summary.push(`  aws-cli start-up and exit ${f(mean(runs.awsTiny, 'seconds'))} s (a 1 KiB cp); the ${mib} MiB less that: ${f(mib / transfer, 1)} MiB/s, ${f(mean(runs.curl, 'seconds') / transfer)}x /base/ (not the target)`);
 }
 

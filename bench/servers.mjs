@@ -48,6 +48,13 @@ export async function nodeStatic(dir, { pin = null } = {}) {
   return { ...p, base: `http://127.0.0.1:${port}` };
 }
 
+/** The S3 upload bench's do-nothing endpoint (s3-sink-server.mjs). */
+export async function s3Sink({ pin = null } = {}) {
+  const port = await freePort();
+  const p = await startProc(process.execPath, [path.join(HERE, 's3-sink-server.mjs'), String(port)], { pin, ready: (o) => o.includes('listening') });
+  return { ...p, base: `http://127.0.0.1:${port}` };
+}
+
 /** nginx with a generated config: one worker, sendfile, no access log, everything under `work`. */
 export async function nginx(dir, work, { pin = null } = {}) {
   const port = await freePort();
