@@ -14,7 +14,10 @@
 // `uploadFile` (@uploadcare/upload-client, its defaults: 5 MiB parts, 4 at a time, then its
 // `is_ready` polling) on the same file held in memory, as an application hands it a Buffer: the
 // number users get. Its requests are timed from inside the bench (start, parts, completion, polls)
-// and its sockets counted, so a slow case says where its time went.
+// and its sockets counted, so a slow case says where its time went. The `browser` case is the same
+// client's browser build (the code of the upload widget and of a web page) in Debian's headless
+// Chromium, uploading the same bytes as a Blob fetched by the page; the page's origin is another
+// port, so CORS is on the path as for any site. Skipped without /usr/bin/chromium.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -31,7 +34,8 @@ const SIZE = Number(process.env.BENCH_UPLOAD_MIB ?? 1024) * MiB;
 const PART = 5 * MiB;
 const AT_ONCE = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const CASES = (process.env.BENCH_CASES ?? 'direct,multipart,client').split(',');
+const CASES = (process.env.BENCH_CASES ?? 'direct,multipart,client,browser').split(',');
+const CHROMIUM = '/usr/bin/chromium';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-up-'));
 const source = path.join(work, 'source.bin');
@@ -149,6 +153,50 @@ async function clientOnce(upload, publicKey) {
   const total = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   return { total, complete: steps.completeS, steps: { ...steps, clientCpuS: (cpu.user + cpu.system) / 1e6 }, uuid: file.uuid };
+}
+
+/**
+ * A headless Chromium on a page of its own origin that can fetch the source bytes and import the
+ * official client's browser build (both served here): launched at the first browser round, kept.
+ */
+let browserPage = null;
+async function openBrowserPage() {
+  if (browserPage) return browserPage;
+  const { chromium } = await import('playwright-core');
+  const clientBuild = path.join(path.dirname(HERE), 'node_modules', '@uploadcare', 'upload-client', 'dist', 'esm', 'index.browser.mjs');
+  const pages = http.createServer((req, res) => {
+    if (req.url === '/upload-client.mjs') {
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      return fs.createReadStream(clientBuild).pipe(res);
+    }
+    if (req.url === '/source.bin') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': SIZE });
+      return fs.createReadStream(source).pipe(res);
+    }
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>bench</title>');
+  });
+  await new Promise((r) => pages.listen(0, '127.0.0.1', r));
+  // The flags of the dashboard's browser test: no network beyond this machine is reachable.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const page = await browser.newPage();
+  await page.goto(`http://127.0.0.1:${pages.address().port}/`);
+  await page.evaluate(async () => {
+    window.source = await (await fetch('/source.bin')).blob();
+  });
+  browserPage = { page, async close() { await browser.close(); pages.close(); } };
+  return browserPage;
+}
+
+/** One `uploadFile` of the client's browser build in Chromium, timed in the page. */
+async function browserOnce(upload, publicKey) {
+  const { page } = await openBrowserPage();
+  const r = await page.evaluate(async ({ upload, publicKey }) => {
+    const { uploadFile } = await import('/upload-client.mjs');
+    const t0 = performance.now();
+    const file = await uploadFile(window.source, { publicKey, baseURL: upload, fileName: 'big.bin', contentType: 'application/octet-stream', store: true });
+    return { total: (performance.now() - t0) / 1000, uuid: file.uuid };
+  }, { upload, publicKey });
+  return { ...r, complete: 0 };
 }
 
 /** One direct upload (POST /base/) of the source file, streamed as one multipart/form-data body. */
@@ -361,7 +409,17 @@ try {
     console.log(`  ${digests(c)}`);
     console.log(`  ${ratios(c)}`);
   }
+  if (CASES.includes('browser') && !fs.existsSync(CHROMIUM)) console.log(`official client in Chromium: skipped (needs ${CHROMIUM})`);
+  else if (CASES.includes('browser')) {
+    const c = await stowageRounds(browserOnce);
+    console.log(`official client in Chromium ${c.total.toFixed(2)} s  ${rate(c.total)}   (load ${load()})`);
+    console.log(`  server                ${server(c)}`);
+    console.log(`  other threads (user+sys s per upload, largest first): ${c.threads}`);
+    console.log(`  ${digests(c)}`);
+    console.log(`  ${ratios(c)}`);
+  }
 } finally {
+  await browserPage?.close();
   agent.destroy();
   fs.rmSync(work, { recursive: true, force: true });
 }
