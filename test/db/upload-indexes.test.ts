@@ -1,7 +1,9 @@
 /**
- * SQLite (migration 0023): the expiry sweep and the `/from_url/` duplicate check read partial
- * indexes that a stored direct upload does not enter, and the index of every row's upload time is
- * gone. The plans are those of the queries as src/files/repo.ts writes them.
+ * SQLite (migrations 0023 and 0029): the expiry sweep and the `/from_url/` duplicate check read
+ * partial indexes that a stored direct upload does not enter, the index of every row's upload time
+ * is gone, and so is the index of every row's size: a search by size reads the partial size index
+ * of the files it asks for (live, stored or removed). The plans are those of the queries as
+ * src/files/repo.ts and src/files/search/repo.ts write them.
  */
 import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,5 +41,20 @@ describe.skipIf(usingPostgres())('the upload-path indexes of files (SQLite)', ()
     expect(await plan(expiry)).toMatch(/files_unstored_expiry/);
     const fromUrl = k.selectFrom('files').selectAll().where('project_id', '=', 1).where('source_url', '=', 'https://example.com/a.png').where('removed_us', 'is', null).orderBy('uploaded_us', 'desc').limit(1);
     expect(await plan(fromUrl)).toMatch(/files_project_source_url/);
+  });
+
+  it('has no index of every file\'s size: a search by size reads the partial size index of its files', async () => {
+    const indexes = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'files'`.execute(db.kysely);
+    expect(indexes.rows.map((r) => r.name)).not.toContain('files_project_size');
+    const k = db.kysely;
+    const bySize = (removed: boolean, stored?: boolean) => {
+      let q = k.selectFrom('files').select('uuid').where('project_id', '=', 1).where('removed_us', removed ? 'is not' : 'is', null);
+      if (stored !== undefined) q = q.where('stored_us', stored ? 'is not' : 'is', null);
+      return q.where('size', '<', 160).orderBy('uploaded_us', 'desc').limit(21);
+    };
+    expect(await plan(bySize(false))).toMatch(/files_live_size/);
+    expect(await plan(bySize(false, true))).toMatch(/files_stored_size/);
+    expect(await plan(bySize(false, false))).toMatch(/files_unstored_size/);
+    expect(await plan(bySize(true))).toMatch(/files_removed_size/);
   });
 });

@@ -29,6 +29,7 @@ import { tusClient } from './0025_tus_client.js';
 import { objectKeys } from './0026_object_keys.js';
 import { fileRestore } from './0027_file_restore.js';
 import { s3PartPlaces } from './0028_s3_part_places.js';
+import { sizeIndex } from './0029_size_index.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -57,4 +58,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0026_object_keys', objectKeys],
   ['0027_file_restore', fileRestore],
   ['0028_s3_part_places', s3PartPlaces],
+  ['0029_size_index', sizeIndex],
 ];
