@@ -72,7 +72,7 @@ export class S3Auth {
   }
 
   private verify(r: S3Request, signed: SignedRequest, secrets: readonly string[]): SigningContext {
-    return verifySignature(r.req, signed, secrets, r.rawPath, r.decodedPath, r.rawQuery, this.verified);
+    return verifySignature(r.req, signed, secrets, r.parsed, this.verified);
   }
 
   private throttled(caller: Caller): Caller | Promise<Caller> {

@@ -2,25 +2,10 @@
  * A request's query parameters, read as URLSearchParams reads them (`+` is a space, percent
  * escapes decoded, a malformed escape kept as written), but parsed only when first asked and into
  * a plain map: most requests ask for a few names, and a URLSearchParams per request was a visible
- * share of a small GetObject's CPU. A query is immutable once read, so the same query string
- * (a presigned URL fetched again and again) shares one instance: `S3Query.of`.
+ * share of a small GetObject's CPU. A query is immutable once read, so the requests repeating a
+ * URL share one instance (request.ts).
  */
 export class S3Query {
-  private static readonly recent = new Map<string, S3Query>();
-
-  /** The query of `raw`, shared with the requests that sent the same string lately (bounded: short strings, a thousand of them). */
-  static of(raw: string): S3Query {
-    if (raw === '' || raw.length > MAX_SHARED_LENGTH) return new S3Query(raw);
-    let query = S3Query.recent.get(raw);
-    if (query === undefined) {
-      query = new S3Query(raw);
-      // Bounded by clearing: a miss costs one parse, and a full map means many distinct queries.
-      if (S3Query.recent.size >= MAX_SHARED) S3Query.recent.clear();
-      S3Query.recent.set(raw, query);
-    }
-    return query;
-  }
-
   /** Each name's first value, in the order the names first appear. */
   private parsed: Map<string, string> | null = null;
   private prefixes: Map<string, boolean> | undefined;
@@ -66,9 +51,6 @@ export class S3Query {
     return params;
   }
 }
-
-const MAX_SHARED = 1000;
-const MAX_SHARED_LENGTH = 4096;
 
 /** One name or value as `application/x-www-form-urlencoded` decodes it. */
 function decodeForm(text: string): string {

@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import type http from 'node:http';
 import { s3Error } from '../http/s3/errors.js';
 import type { S3Query } from './query.js';
+import type { S3Url } from './request.js';
 import type { VerifiedRequests } from './verified.js';
 
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
@@ -196,20 +197,13 @@ const signatureDoesNotMatch = () =>
   s3Error(403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');
 
 /**
- * Checks the signature against each of the project's secrets. `path` is the raw path as received
- * (percent-encoded), `decodedPath` the decoded one. Throws SignatureDoesNotMatch or
- * RequestTimeTooSkewed; answers what an aws-chunked body's chunk signatures are checked with.
- * `verified`: requests already checked (verified.ts), consulted after the time checks.
+ * Checks the signature against each of the project's secrets. `u` is the request's URL as
+ * received and parsed (request.ts): the raw path (percent-encoded), the decoded one, the raw
+ * query. Throws SignatureDoesNotMatch or RequestTimeTooSkewed; answers what an aws-chunked body's
+ * chunk signatures are checked with. `verified`: requests already checked (verified.ts),
+ * consulted after the time checks.
  */
-export function verifySignature(
-  req: http.IncomingMessage,
-  sig: SignedRequest,
-  secrets: readonly string[],
-  rawPath: string,
-  decodedPath: string,
-  rawQuery: string,
-  verified?: VerifiedRequests<SigningContext>,
-): SigningContext {
+export function verifySignature(req: http.IncomingMessage, sig: SignedRequest, secrets: readonly string[], u: S3Url, verified?: VerifiedRequests<SigningContext>): SigningContext {
   if (!sig.presigned) {
     const at = parseAmzDate(sig.amzDate);
     if (at === null) throw accessDenied('X-Amz-Date is missing or malformed.');
@@ -218,12 +212,14 @@ export function verifySignature(
   if (!sig.signedHeaders.includes('host')) throw accessDenied('The host header must be signed.');
   let headers = '';
   for (const name of sig.signedHeaders) headers += `${name}:${headerValue(req, name) ?? ''}\n`;
-  const signedHeaders = sig.signedHeaders.join(';');
-  // Everything the signature covers, as sent: the URL holds the path and query (a presigned URL its
-  // signature fields too), the rest comes from the signed headers and the Authorization header.
-  const material = `${req.method}\n${req.url}\n${headers}${signedHeaders}\n${sig.payloadHash}\n${sig.amzDate}\n${sig.scope}\n${sig.signature}`;
-  const known = verified?.get(material, secrets);
+  // Everything the signature covers beyond the URL (which holds the path and query, and a
+  // presigned URL the signature's fields too): the method, the signed headers' values and, for a
+  // header signature, the Authorization header's fields.
+  const rest = sig.presigned ? `${req.method}\n${headers}` : `${req.method}\n${headers}${sig.signedHeaders.join(';')}\n${sig.payloadHash}\n${sig.amzDate}\n${sig.scope}\n${sig.signature}`;
+  const known = verified?.get(u, rest, secrets);
   if (known !== undefined) return known;
+  const { rawPath, decodedPath, rawQuery } = u;
+  const signedHeaders = sig.signedHeaders.join(';');
   const query = canonicalQuery(rawQuery, sig.presigned);
   if (!SIGNATURE_SYNTAX.test(sig.signature)) throw signatureDoesNotMatch();
   const given = Buffer.from(sig.signature, 'hex');
@@ -238,7 +234,7 @@ export function verifySignature(
       const toSign = `${ALGORITHM}\n${sig.amzDate}\n${sig.scope}\n${sha256Hex(canonical)}`;
       if (crypto.timingSafeEqual(hmac(key, toSign), given)) {
         const signing = { key, amzDate: sig.amzDate, scope: sig.scope, seedSignature: sig.signature };
-        verified?.add(material, secrets, signing);
+        verified?.add(u, rest, secrets, signing);
         return signing;
       }
     }
