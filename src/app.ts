@@ -115,7 +115,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   let s3Url: string | undefined;
   if (config.only.includes('s3')) {
     const s3 = buildS3Server(ctx, tls, features.find((f) => f.s3)?.s3);
-    metrics.attach(s3, 's3', false);
+    metrics.attach(s3, 's3', false, { idHeaderByServer: true });
     health.attach(s3);
     applyRequestTimeouts(s3, requestTimeoutsFor(config, 's3'));
     await listen(s3, config.host, config.s3ApiPort);

@@ -3,6 +3,7 @@ import type http from 'node:http';
 import type { AppContext } from '../context.js';
 import { validateMetadata } from '../core/metadata.js';
 import { apiInitiator, type Initiator } from '../jobs/file-events.js';
+import { requestIdOf } from '../http/common/metrics.js';
 import { s3Error } from '../http/s3/errors.js';
 import type { Caller } from './auth.js';
 import { entityTooLarge, objectBody } from './body.js';
@@ -32,8 +33,7 @@ function decodeMetaValue(value: string): string {
 }
 
 export const initiatorOf = (r: S3Request): Initiator => {
-  const id = r.res.getHeader('x-request-id');
-  return apiInitiator(typeof id === 'string' ? id : null);
+  return apiInitiator(requestIdOf(r.res) ?? null);
 };
 
 export async function putObject(ctx: AppContext, service: ObjectService, r: S3Request, caller: Caller, key: string): Promise<void> {

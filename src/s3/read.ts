@@ -6,7 +6,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange } from '../blobs/store.js';
 import type { ReadOriginal } from '../feature.js';
-import { parseRange } from '../http/cdn/headers.js';
+import { lastModified, parseRange } from '../http/cdn/headers.js';
 import { s3Error } from '../http/s3/errors.js';
 import type { ObjectRow } from './repo.js';
 import type { S3Request } from './request.js';
@@ -16,8 +16,6 @@ export function etagOf(o: Pick<ObjectRow, 'etag' | 'md5'>): string | null {
   if (o.etag) return `"${o.etag}"`;
   return o.md5 === '' ? null : `"${o.md5}"`;
 }
-
-const httpDate = (us: number): string => new Date(Math.floor(us / 1e6) * 1000).toUTCString();
 
 /** Presigned GETs may override these answer headers (`response-content-type=…`). */
 const OVERRIDES: Array<[string, string]> = [
@@ -35,37 +33,53 @@ function metaValue(value: string): string {
   return /^[\u0020-\u007e]*$/.test(value) ? value : `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
-/** Rows served from the object cache are frozen and shared: their headers are built once each. */
-const headersByRow = new WeakMap<ObjectRow, Readonly<Record<string, string | number>>>();
+/**
+ * Answer headers as `writeHead` takes them written as given: `[name, value, name, value, …]`, the
+ * names lower-case and each at most once.
+ */
+type HeaderList = Array<string | number>;
 
-/** The object's answer headers, a fresh copy the caller may add to. */
-export function objectHeaders(o: ObjectRow): Record<string, string | number> {
+/** Rows served from the object cache are frozen and shared: their headers are built once each. */
+const headersByRow = new WeakMap<ObjectRow, readonly (string | number)[]>();
+
+/** The object's answer headers, a fresh list the caller may add to. */
+export function objectHeaders(o: ObjectRow): HeaderList {
   let headers = headersByRow.get(o);
   if (headers === undefined) {
     headers = buildHeaders(o);
     if (Object.isFrozen(o)) headersByRow.set(o, headers);
   }
-  return { ...headers };
+  return headers.slice();
 }
 
-function buildHeaders(o: ObjectRow): Record<string, string | number> {
+function buildHeaders(o: ObjectRow): HeaderList {
   const etag = etagOf(o);
-  const headers: Record<string, string | number> = {
-    'content-type': o.contentType || 'application/octet-stream',
-    'last-modified': httpDate(o.uploadedUs),
-    'accept-ranges': 'bytes',
-    'x-content-type-options': 'nosniff',
-    ...(etag ? { etag } : {}),
-  };
+  const headers: HeaderList = ['content-type', o.contentType || 'application/octet-stream', 'last-modified', lastModified(o.uploadedUs), 'accept-ranges', 'bytes', 'x-content-type-options', 'nosniff'];
+  if (etag) headers.push('etag', etag);
   // A browser opening a presigned URL of HTML or SVG must not run its script in this origin.
-  if (/svg|html|xml/.test(o.contentType)) headers['content-security-policy'] = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
-  for (const [k, v] of Object.entries(o.metadata)) headers[`x-amz-meta-${k.toLowerCase()}`] = metaValue(v);
+  if (/svg|html|xml/.test(o.contentType)) headers.push('content-security-policy', "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:");
+  const meta = new Map<string, string>();
+  for (const [k, v] of Object.entries(o.metadata)) meta.set(`x-amz-meta-${k.toLowerCase()}`, metaValue(v));
+  for (const [name, value] of meta) headers.push(name, value);
   return headers;
+}
+
+/** Sets `name` (lower-case) in the list: its value replaced when present, else added. */
+function setHeader(headers: HeaderList, name: string, value: string | number): void {
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] === name) {
+      headers[i + 1] = value;
+      return;
+    }
+  }
+  headers.push(name, value);
 }
 
 /** 304 or 412 when a conditional header says so (RFC 9110 order: If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since). */
 function precondition(r: S3Request, o: ObjectRow): 304 | 412 | null {
   const h = r.req.headers;
+  // Most reads send none: no ETag text nor matcher made for them.
+  if (h['if-match'] === undefined && h['if-none-match'] === undefined && h['if-modified-since'] === undefined && h['if-unmodified-since'] === undefined) return null;
   const etag = etagOf(o);
   const matches = (list: string) => list.split(',').some((t) => t.trim() === '*' || (etag !== null && t.trim().replace(/^W\//, '') === etag));
   const modifiedS = Math.floor(o.uploadedUs / 1e6);
@@ -86,7 +100,7 @@ export function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, origina
   if (r.query.hasNameStarting('response-')) {
     for (const [param, header] of OVERRIDES) {
       const v = r.query.get(param);
-      if (v !== null) headers[header] = v;
+      if (v !== null) setHeader(headers, header, v);
     }
   }
   const cond = precondition(r, o);
@@ -98,8 +112,8 @@ export function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, origina
   const range = parseRange(r.req.headers.range, o.size);
   if (range.kind === 'unsatisfiable') throw s3Error(416, 'InvalidRange', 'The requested range is not satisfiable', { 'content-range': `bytes */${o.size}` });
   const partial = range.kind === 'partial';
-  if (partial) headers['content-range'] = `bytes ${range.start}-${range.end}/${o.size}`;
-  headers['content-length'] = partial ? range.end - range.start + 1 : o.size;
+  if (partial) headers.push('content-range', `bytes ${range.start}-${range.end}/${o.size}`);
+  headers.push('content-length', partial ? range.end - range.start + 1 : o.size);
   const status = partial ? 206 : 200;
   if (r.method === 'HEAD' || o.size === 0) {
     r.res.writeHead(status, headers).end();
@@ -112,11 +126,11 @@ export function sendObject(r: S3Request, o: ObjectRow, blobs: BlobStore, origina
 }
 
 /** One write of a shared buffer, as the CDN's raw delivery: no open, read or stream per request. */
-function sendBytes(r: S3Request, status: number, headers: Record<string, string | number>, original: Buffer, range: ByteRange | null): void {
+function sendBytes(r: S3Request, status: number, headers: HeaderList, original: Buffer, range: ByteRange | null): void {
   r.res.writeHead(status, headers).end(range ? original.subarray(range.start, range.end + 1) : original);
 }
 
-async function sendRead(r: S3Request, blobKey: string, size: number, status: number, headers: Record<string, string | number>, range: ByteRange | null, blobs: BlobStore, originals: ReadOriginal): Promise<void> {
+async function sendRead(r: S3Request, blobKey: string, size: number, status: number, headers: HeaderList, range: ByteRange | null, blobs: BlobStore, originals: ReadOriginal): Promise<void> {
   const original = await originals.read(blobKey, size);
   if (original) return sendBytes(r, status, headers, original, range);
   const body = await blobs.get(blobKey, range ?? undefined);

@@ -36,6 +36,21 @@ type Timed = Labeled & { [STARTED]?: number; [REQ_ID]?: string; [SOCKET]?: Count
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+export interface AttachOptions {
+  /**
+   * The server writes `X-Request-Id` (`requestIdOf`) with each answer's own headers. A header set
+   * ahead of `writeHead` makes Node take every header of the answer through `setHeader` one by one
+   * (validated, lower-cased, an array each), where headers handed to `writeHead` alone are written
+   * as they come.
+   */
+  idHeaderByServer?: boolean;
+}
+
+/** The request id of a response on a surface with metrics attached (the `X-Request-Id` it answers); undefined elsewhere. */
+export function requestIdOf(res: http.ServerResponse): string | undefined {
+  return (res as Timed)[REQ_ID];
+}
+
 export class NodeMetrics implements FeatureMetrics {
   readonly registry = new client.Registry();
   private readonly duration: RequestDurations;
@@ -99,7 +114,8 @@ export class NodeMetrics implements FeatureMetrics {
    * Puts the request id and the timing in front of a server's request listeners, and /metrics when
    * this surface is where the process exposes them (only one port does: one scrape per process).
    */
-  attach(server: http.Server, surface: Surface, serveMetrics: boolean): void {
+  attach(server: http.Server, surface: Surface, serveMetrics: boolean, opts: AttachOptions = {}): void {
+    const setIdHeader = opts.idHeaderByServer !== true;
     const inner = takeRequestListeners(server);
     // One 'close' listener per surface, shared by every response: the request's start and id ride
     // on the response (no closure, no label object per request).
@@ -111,7 +127,7 @@ export class NodeMetrics implements FeatureMetrics {
       }
       const given = req.headers['x-request-id'];
       const id = typeof given === 'string' && SANE_ID.test(given) ? given : `${this.idPrefix}-${(++this.seq).toString(36)}`;
-      res.setHeader('x-request-id', id);
+      if (setIdHeader) res.setHeader('x-request-id', id);
       const timed = res as Timed;
       timed[STARTED] = performance.now();
       timed[REQ_ID] = id;

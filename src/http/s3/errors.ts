@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import { AppError } from '../../core/errors.js';
+import { requestIdOf } from '../common/metrics.js';
 
 export class S3Error extends AppError {
   constructor(status: number, code: string, message: string, headers: Readonly<Record<string, string>> = {}) {
@@ -46,13 +47,13 @@ export function escapeXml(text: string): string {
 export function sendS3Error(req: http.IncomingMessage, res: http.ServerResponse, err: AppError | null): void {
   const { status, code } = err ? s3Shape(err) : { status: 500, code: 'InternalError' };
   const message = err ? err.message : 'We encountered an internal error. Please try again.';
-  const id = res.getHeader('x-request-id');
-  const requestId = typeof id === 'string' ? id : '';
+  const requestId = requestIdOf(res) ?? '';
   const resource = (req.url ?? '/').split('?')[0] ?? '/';
   const body = Buffer.from(
     `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${escapeXml(message)}</Message><Resource>${escapeXml(resource)}</Resource><RequestId>${escapeXml(requestId)}</RequestId></Error>`,
   );
-  const headers: Record<string, string | number> = { ...(err?.headers ?? {}), 'content-type': 'application/xml', 'x-amz-request-id': requestId };
+  // The request id goes out with every S3 answer (response.ts).
+  const headers: Record<string, string | number> = { ...(err?.headers ?? {}), 'content-type': 'application/xml' };
   if (req.method === 'HEAD') {
     res.writeHead(status, headers).end();
     return;

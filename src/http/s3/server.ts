@@ -14,6 +14,7 @@ import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
 import { s3Error, sendS3Error } from './errors.js';
+import { S3Response } from './response.js';
 
 export function buildS3Server(ctx: AppContext, tls: HttpsOptions | null, handler: S3Handler | undefined): http.Server {
   const answer: S3Handler =
@@ -39,5 +40,6 @@ export function buildS3Server(ctx: AppContext, tls: HttpsOptions | null, handler
     }
     pending?.catch((err: unknown) => failed(req, res, err));
   };
-  return tls ? https.createServer(tls, listener) : http.createServer(listener);
+  // Its answers carry the request id themselves (response.ts).
+  return tls ? https.createServer({ ...tls, ServerResponse: S3Response }, listener) : http.createServer({ ServerResponse: S3Response }, listener);
 }
