@@ -100,13 +100,15 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const wal = new WalSync(`${file.name}-wal`);
   const dialect = new ImmediateSqliteDialect(file, wal);
   const db = wrap(new Kysely<Database>({ dialect }), 'sqlite');
+  const stamp = sqliteChangeStamp(file);
   return {
     ...db,
-    changeStamp: sqliteChangeStamp(file),
+    changeStamp: stamp.read,
     leaveSyncToCaller: () => dialect.skipSyncOnRelease(),
     synced: () => wal.sync(),
     close: async () => {
       await db.close();
+      stamp.close();
       await wal.close();
     },
   };
