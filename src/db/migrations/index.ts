@@ -30,6 +30,7 @@ import { objectKeys } from './0026_object_keys.js';
 import { fileRestore } from './0027_file_restore.js';
 import { s3PartPlaces } from './0028_s3_part_places.js';
 import { sizeIndex } from './0029_size_index.js';
+import { fairClaimSteps } from './0030_fair_claim_steps.js';
 
 export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0001_core', core],
@@ -59,4 +60,5 @@ export const MIGRATIONS: ReadonlyArray<readonly [string, MigrationStep]> = [
   ['0027_file_restore', fileRestore],
   ['0028_s3_part_places', s3PartPlaces],
   ['0029_size_index', sizeIndex],
+  ['0030_fair_claim_steps', fairClaimSteps],
 ];
