@@ -29,10 +29,14 @@ export const fairClaimSteps: MigrationStep = async (db, dialect) => {
     LANGUAGE plpgsql VOLATILE
     SET plan_cache_mode = force_generic_plan
     SET enable_seqscan = off
+    SET enable_sort = off
+    SET enable_hashagg = off
+    SET jit = off
     AS $fn$
     DECLARE
-      v_running_keys text[];
-      v_running_n bigint[];
+      v_running_keys text[] := '{}';
+      v_running_n bigint[] := '{}';
+      v_kinds text[];
       v_kind text;
       v_key text;
       v_room integer;
@@ -42,19 +46,26 @@ export const fairClaimSteps: MigrationStep = async (db, dialect) => {
       v_pick bigint[];
     BEGIN
       PERFORM pg_advisory_xact_lock(hashtext(current_schema() || ':jobs.fair-claim'));
-      SELECT COALESCE(array_agg(r.fair_key), '{}'), COALESCE(array_agg(r.n), '{}') INTO v_running_keys, v_running_n
-        FROM (SELECT j.fair_key, COUNT(*) AS n FROM jobs j
-              WHERE j.state = 'pending' AND j.kind = ANY (p_kinds) AND j.lease_until_us >= p_now AND j.fair_key IS NOT NULL
-              GROUP BY j.fair_key) AS r;
-      FOREACH v_kind IN ARRAY (SELECT COALESCE(array_agg(DISTINCT k), '{}') FROM unnest(p_kinds) AS k) LOOP
+      v_kinds := ARRAY(SELECT DISTINCT k FROM unnest(p_kinds) AS k);
+      FOREACH v_kind IN ARRAY v_kinds LOOP
+        SELECT v_running_keys || COALESCE(array_agg(r.fair_key), '{}'), v_running_n || COALESCE(array_agg(r.n), '{}') INTO v_running_keys, v_running_n
+          FROM (SELECT j.fair_key, COUNT(*) AS n FROM jobs j
+                WHERE j.kind = v_kind AND j.state = 'pending' AND j.fair_key IS NOT NULL AND j.lease_until_us >= p_now
+                GROUP BY j.kind, j.state, j.fair_key) AS r;
+      END LOOP;
+      IF cardinality(v_kinds) > 1 THEN
+        SELECT COALESCE(array_agg(r.k), '{}'), COALESCE(array_agg(r.n), '{}') INTO v_running_keys, v_running_n
+          FROM (SELECT c.k, SUM(c.n)::bigint AS n FROM unnest(v_running_keys, v_running_n) AS c(k, n) GROUP BY c.k) AS r;
+      END IF;
+      FOREACH v_kind IN ARRAY v_kinds LOOP
         v_key := NULL;
         LOOP
           IF v_key IS NULL THEN
             SELECT f.fair_key INTO v_key FROM jobs f WHERE f.kind = v_kind AND f.state = 'pending' AND f.fair_key IS NOT NULL
-              ORDER BY f.fair_key LIMIT 1;
+              ORDER BY f.kind, f.fair_key LIMIT 1;
           ELSE
             SELECT f.fair_key INTO v_key FROM jobs f WHERE f.kind = v_kind AND f.state = 'pending' AND f.fair_key > v_key
-              ORDER BY f.fair_key LIMIT 1;
+              ORDER BY f.kind, f.fair_key LIMIT 1;
           END IF;
           EXIT WHEN v_key IS NULL;
           v_room := p_per_key - COALESCE(v_running_n[array_position(v_running_keys, v_key)], 0);
@@ -64,14 +75,14 @@ export const fairClaimSteps: MigrationStep = async (db, dialect) => {
             FROM (SELECT x.id, x.fair_key, x.run_at_us FROM jobs x
                   WHERE x.state = 'pending' AND x.kind = v_kind AND x.fair_key = v_key AND x.run_at_us <= p_now
                     AND (x.lease_until_us IS NULL OR x.lease_until_us < p_now) AND x.attempts < x.max_attempts
-                  ORDER BY x.run_at_us, x.id LIMIT v_room) AS h;
+                  ORDER BY x.kind, x.fair_key, x.run_at_us, x.id LIMIT v_room) AS h;
         END LOOP;
         SELECT v_ids || COALESCE(array_agg(h.id), '{}'), v_keys || COALESCE(array_agg(h.fair_key), '{}'), v_runs || COALESCE(array_agg(h.run_at_us), '{}')
           INTO v_ids, v_keys, v_runs
           FROM (SELECT x.id, x.fair_key, x.run_at_us FROM jobs x
                 WHERE x.state = 'pending' AND x.kind = v_kind AND x.fair_key IS NULL AND x.run_at_us <= p_now
                   AND (x.lease_until_us IS NULL OR x.lease_until_us < p_now) AND x.attempts < x.max_attempts
-                ORDER BY ROW(x.run_at_us, x.id) LIMIT p_per_key) AS h;
+                ORDER BY x.kind, x.fair_key, x.run_at_us, x.id LIMIT p_per_key) AS h;
       END LOOP;
       IF cardinality(v_ids) = 0 THEN
         RETURN;
