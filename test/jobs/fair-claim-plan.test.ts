@@ -2,7 +2,7 @@
  * The fair claim with a webhook burst's backlog (migration 0024): on PostgreSQL claim_fair_jobs
  * reads index entries for about the rows it picks and the keys' heads, not every pending job
  * (its UPDATE was a semi join over all of them, its heads read through jobs_due), with and
- * without table statistics; on both stores a fan-out's jobs, which share one run_at_us, are taken
+ * without table statistics, and with statistics of a table of mostly done jobs, call after call; on both stores a fan-out's jobs, which share one run_at_us, are taken
  * oldest id first, and keyless jobs of two kinds share one limit.
  */
 import { sql } from 'kysely';
@@ -104,6 +104,21 @@ describe.skipIf(!usingPostgres())('claim_fair_jobs with 2,000 due deliveries (Po
   it('and with statistics', async () => {
     await sql`ANALYZE jobs`.execute(db.kysely);
     expectNarrow(await claimReads(kind, 32, 8));
+  });
+
+  // Late in a burst the statistics say pending jobs are rare; the function's plans are made once
+  // per connection (migration 0029), so a plan that suits those statistics (reading every pending
+  // job through jobs_due) would be kept for every later claim.
+  it('and with statistics taken when most jobs are done, on every call of a connection', async () => {
+    const now = Date.now() * 1000;
+    await sql`INSERT INTO jobs (kind, payload, state, run_at_us, max_attempts, fair_key, created_us)
+      SELECT ${kind}, 'null', 'done', ${now - 1_000_000}, 1000, 'project:' || (i % 3), ${now - 1_000_000} FROM generate_series(1, 20000) AS i`.execute(db.kysely);
+    // Statistics taken while no job was pending (the burst's backlog parked meanwhile).
+    await sql`UPDATE jobs SET state = 'parked' WHERE kind = ${kind} AND state = 'pending'`.execute(db.kysely);
+    await sql`ANALYZE jobs`.execute(db.kysely);
+    await sql`UPDATE jobs SET state = 'pending' WHERE kind = ${kind} AND state = 'parked'`.execute(db.kysely);
+    for (let i = 0; i < 3; i++) expectNarrow(await claimReads(kind, 32, 8));
+    await sql`DELETE FROM jobs WHERE kind = ${kind} AND state = 'done'`.execute(db.kysely);
   });
 });
 
