@@ -1,5 +1,5 @@
 /** Queries for file rows. Every query is scoped to a project except the CDN's lookup by uuid. */
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type SqlBool } from 'kysely';
 import type { SearchCursor, SearchQuery } from './search-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
@@ -11,6 +11,14 @@ import { uuidObjectKey } from '../core/object-key.js';
 import { insertLabels, replaceLabels } from './labels/repo.js';
 import { FILE_COLUMNS, toRecord, toRow, type FileRow as Row } from './file-row.js';
 import { FileListRepo, type CountedList, type FileTotals, type ListQuery, type SizeListQuery } from './list/repo.js';
+
+/**
+ * `project_id = ?` beside a `uuid IN (…)` (the rows of a batch, found by uuid), written so that no
+ * index serves it (`+project_id`). Written plainly, SQLite, which has no statistics, took an index
+ * starting with project_id for the cheaper read and walked every file of the project: a fan-out's
+ * read of 32 files 1.2 ms instead of 0.32 ms with 1,000 files in the project, growing with it.
+ */
+export const inProject = (projectId: number) => sql<SqlBool>`+${sql.ref('project_id')} = ${projectId}`;
 import { FileSearchRepo } from './search/repo.js';
 
 // The list's and the search's queries are in list/repo.ts and search/repo.ts, a row's columns in
@@ -96,7 +104,7 @@ export class FileRepo {
 
   async getMany(projectId: number, uuids: string[], db: DbOrTrx = this.db): Promise<FileRecord[]> {
     if (uuids.length === 0) return [];
-    const rows = await db.selectFrom('files').selectAll().where('project_id', '=', projectId).where('uuid', 'in', uuids).execute();
+    const rows = await db.selectFrom('files').selectAll().where(inProject(projectId)).where('uuid', 'in', uuids).execute();
     return rows.map(toRecord);
   }
 
@@ -202,14 +210,14 @@ export class FileRepo {
    */
   async getManyForUpdate(trx: DbOrTrx, projectId: number, uuids: readonly string[]): Promise<Map<string, FileRecord>> {
     if (uuids.length === 0) return new Map();
-    let s = trx.selectFrom('files').selectAll().where('project_id', '=', projectId).where('uuid', 'in', [...uuids]).orderBy('uuid');
+    let s = trx.selectFrom('files').selectAll().where(inProject(projectId)).where('uuid', 'in', [...uuids]).orderBy('uuid');
     if (this.store.dialect === 'postgres') s = s.forUpdate();
     return new Map((await s.execute()).map((r) => [r.uuid, toRecord(r)]));
   }
 
   /** Marks the project's files stored at `t` (a batch store; removed ones among them restored), one statement. */
   async markStored(db: DbOrTrx, projectId: number, uuids: readonly string[], t: number): Promise<void> {
-    await db.updateTable('files').set({ stored_us: t, removed_us: null, restore_until_us: null }).where('project_id', '=', projectId).where('uuid', 'in', [...uuids]).execute();
+    await db.updateTable('files').set({ stored_us: t, removed_us: null, restore_until_us: null }).where(inProject(projectId)).where('uuid', 'in', [...uuids]).execute();
   }
 
   /** Until when each of the project's removed `uuids` can be stored again (absent: never). Locked rows: read in the same transaction. */
@@ -218,7 +226,7 @@ export class FileRepo {
     const rows = await db
       .selectFrom('files')
       .select(['uuid', 'restore_until_us'])
-      .where('project_id', '=', projectId)
+      .where(inProject(projectId))
       .where('uuid', 'in', [...uuids])
       .where('restore_until_us', 'is not', null)
       .execute();
