@@ -17,8 +17,16 @@ import type { MigrationStep } from './types.js';
  * What it claims is unchanged: under the advisory lock, a key's running jobs plus its jobs taken
  * never exceed p_per_key, keys are taken in turns (lowest slot first, oldest first within a slot),
  * a key's heads of every kind are ranked together, keyless jobs share one limit without counting
- * the running ones, and the UPDATE re-checks each row. enable_seqscan stays off for the new table
- * without statistics (see 0024).
+ * the running ones, and the UPDATE re-checks each row.
+ * A generic plan is made from whatever statistics the table has when the connection first calls:
+ * taken late in a burst, they say pending jobs are rare, and the heads and the key walk were then
+ * planned as a read of every pending job through jobs_due (state, run_at_us) and a sort, kept for
+ * the connection's every later claim. Each statement's ORDER BY / GROUP BY is therefore exactly
+ * its index's column order, and sorts and hash aggregates are off (as sequential scans, see
+ * 0024): only the claim indexes answer without one. JIT is off: the disabled paths' costs would
+ * otherwise exceed jit_above_cost and compile every statement (about 200 ms each).
+ * In psql, 2,000 jobs of three keys with 24 running: 0.31-0.38 ms a call, with or without
+ * statistics, against 1.05-1.4 ms for 0024's statement.
  * SQLite: no-op (its claim is a statement of its own, jobs/queue/claim-sqlite.ts).
  */
 export const fairClaimSteps: MigrationStep = async (db, dialect) => {
