@@ -107,7 +107,7 @@ describe.skipIf(!usingPostgres())('claim_fair_jobs with 2,000 due deliveries (Po
   });
 
   // Late in a burst the statistics say pending jobs are rare; the function's plans are made once
-  // per connection (migration 0029), so a plan that suits those statistics (reading every pending
+  // per connection (migration 0030), so a plan that suits those statistics (reading every pending
   // job through jobs_due) would be kept for every later claim.
   it('and with statistics taken when most jobs are done, on every call of a connection', async () => {
     const now = Date.now() * 1000;

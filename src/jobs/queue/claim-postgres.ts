@@ -30,7 +30,7 @@ export async function claimPostgres(db: DbOrTrx, workerId: string, kinds: readon
 }
 
 /**
- * PostgreSQL's fair claim: claim_fair_jobs (migration 0021; its plan 0024) takes the advisory lock and claims in
+ * PostgreSQL's fair claim: claim_fair_jobs (migration 0021; its plan 0024; its statements 0030) takes the advisory lock and claims in
  * one call, one round trip. Sent from here, BEGIN, the lock, the UPDATE and COMMIT were four for
  * every freed slot; inside a group commit's transaction the lock and the UPDATE were two.
  */
