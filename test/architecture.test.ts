@@ -81,7 +81,7 @@ const NOT_FEATURES = new Set([...KERNEL, 'http', 'cli', 'import', 'doctor', 'con
  * (CONTRIBUTING.md, "Adding a REST or Upload route"). Never a server module.
  */
 const FEATURE_HTTP_MODULES = new Set([
-  'http/common/route.js', 'http/common/json.js', 'http/common/openapi/wire-schemas.js', 'http/common/trust.js', 'http/common/disk-space.js',
+  'http/common/route.js', 'http/common/json.js', 'http/common/openapi/wire-schemas.js', 'http/common/trust.js', 'http/common/disk-space.js', 'http/common/request-id.js',
   'http/rest/route.js', 'http/rest/query.js', 'http/rest/pagination.js', 'http/rest/version.js', 'http/rest/session-header.js',
   'http/upload/route.js', 'http/upload/params.js', 'http/upload/fields.js', 'http/upload/errors.js', 'http/upload/limits.js', 'http/upload/request-flow.js',
   'http/cdn/errors.js', 'http/cdn/headers.js', 'http/cdn/file-ref.js', 'http/cdn/access.js',

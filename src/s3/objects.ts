@@ -3,7 +3,7 @@ import type http from 'node:http';
 import type { AppContext } from '../context.js';
 import { validateMetadata } from '../core/metadata.js';
 import { apiInitiator, type Initiator } from '../jobs/file-events.js';
-import { requestIdOf } from '../http/common/metrics.js';
+import { requestIdOf } from '../http/common/request-id.js';
 import { s3Error } from '../http/s3/errors.js';
 import type { Caller } from './auth.js';
 import { entityTooLarge, objectBody } from './body.js';

@@ -16,6 +16,7 @@ import client from 'prom-client';
 import type { Logger } from 'pino';
 import type { FeatureMetrics } from '../../context.js';
 import { RequestDurations } from './request-durations.js';
+import { requestIdOf, setRequestId } from './request-id.js';
 import { takeRequestListeners } from './request-listeners.js';
 
 export type Surface = 'rest' | 'upload' | 'cdn' | 's3';
@@ -27,12 +28,11 @@ type Labeled = http.ServerResponse & { [ROUTE]?: string };
 /** On a response: when its request arrived (performance.now()), its id and, on the Upload API, its socket. */
 const STARTED = Symbol('stowage.started');
 const SOCKET = Symbol('stowage.socket');
-const REQ_ID = Symbol('stowage.reqId');
 
 /** On a socket: how many of its received bytes were already counted (keep-alive connections carry many requests). */
 const COUNTED = Symbol('stowage.counted');
 type CountedSocket = http.IncomingMessage['socket'] & { [COUNTED]?: number };
-type Timed = Labeled & { [STARTED]?: number; [REQ_ID]?: string; [SOCKET]?: CountedSocket | null };
+type Timed = Labeled & { [STARTED]?: number; [SOCKET]?: CountedSocket | null };
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -46,10 +46,6 @@ export interface AttachOptions {
   idHeaderByServer?: boolean;
 }
 
-/** The request id of a response on a surface with metrics attached (the `X-Request-Id` it answers); undefined elsewhere. */
-export function requestIdOf(res: http.ServerResponse): string | undefined {
-  return (res as Timed)[REQ_ID];
-}
 
 export class NodeMetrics implements FeatureMetrics {
   readonly registry = new client.Registry();
@@ -130,7 +126,7 @@ export class NodeMetrics implements FeatureMetrics {
       if (setIdHeader) res.setHeader('x-request-id', id);
       const timed = res as Timed;
       timed[STARTED] = performance.now();
-      timed[REQ_ID] = id;
+      setRequestId(res, id);
       // Taken now: by the response's 'close' the request may have let go of its socket (null).
       if (surface === 'upload') timed[SOCKET] = req.socket as CountedSocket | null;
       // `on`, not `once`: a response closes once, and `once` wraps (and later unhooks) a listener per request.
@@ -149,7 +145,7 @@ export class NodeMetrics implements FeatureMetrics {
       const socket = res[SOCKET];
       if (surface === 'upload' && socket) this.countReceived(socket);
       if (this.log.isLevelEnabled('debug')) {
-        this.log.debug({ reqId: res[REQ_ID], surface, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+        this.log.debug({ reqId: requestIdOf(res), surface, method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
       }
     };
     return function (this: http.ServerResponse) {

@@ -4,7 +4,7 @@
  * (the header) to the server's log line.
  */
 import type http from 'node:http';
-import { requestIdOf } from './metrics.js';
+import { requestIdOf } from './request-id.js';
 
 export interface RequestRef {
   url?: string;

@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import { AppError } from '../../core/errors.js';
-import { requestIdOf } from '../common/metrics.js';
+import { requestIdOf } from '../common/request-id.js';
 
 export class S3Error extends AppError {
   constructor(status: number, code: string, message: string, headers: Readonly<Record<string, string>> = {}) {

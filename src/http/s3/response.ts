@@ -6,7 +6,7 @@
  * each through `setHeader`. An implicit head (`end()` without `writeHead`) comes through here too.
  */
 import http from 'node:http';
-import { requestIdOf } from '../common/metrics.js';
+import { requestIdOf } from '../common/request-id.js';
 
 type Headers = http.OutgoingHttpHeaders | http.OutgoingHttpHeader[];
 
