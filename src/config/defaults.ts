@@ -52,11 +52,14 @@ export const DEFAULTS = {
   webhookRetryMaxMs: 3600_000,
   webhookRetryForMs: 72 * 3600_000,
   // One project's burst runs at most its limit divided by one delivery's cycle (claim, POST,
-  // outcome: a few ms, mostly waiting on the store); with 8 that bound PostgreSQL below 1,000/s,
-  // and bigger claims and outcome batches cost less CPU per delivery. The node's lane stays four
-  // projects wide, so projects with hanging receivers cannot take every slot.
-  webhookConcurrency: 64,
-  webhookConcurrencyPerProject: 16,
+  // outcome: a few ms, much longer while store calls and fan-outs share the store): with 16 a
+  // burst of batch stores ran at 16 per cycle and fell seconds behind, and every claim took a
+  // handful of jobs (a fair claim costs about a millisecond of SQLite's time whatever it takes).
+  // Bigger claims and outcome batches cost less CPU per delivery. The node's lane stays four
+  // projects wide, so projects with hanging receivers cannot take every slot; a receiver sees up
+  // to the per-project limit of concurrent requests.
+  webhookConcurrency: 256,
+  webhookConcurrencyPerProject: 64,
   webhookBreakerFailures: 5,
   webhookBreakerCooldownMs: 60_000,
   s3Region: 'us-east-1',

@@ -195,29 +195,41 @@ export class Worker {
     return this.groups;
   }
 
-  /** Claims, for each group that may have work, as many jobs as its lane has free slots. */
+  /**
+   * Claims, for each group that may have work, as many jobs as its lane has free slots. The
+   * groups' claims run at once: they share the group commit's next batch (one commit, and on
+   * SQLite one turn of its connection) instead of each waiting for the one before it, so a burst's
+   * fan-outs and its deliveries are claimed side by side.
+   */
   private async poll(): Promise<void> {
+    const claims: Promise<void>[] = [];
     for (const group of this.claimGroups()) {
       if (this.stopping) break;
       if (!this.dirty.has(group)) continue;
       const free = group.lane.slots - group.lane.running;
       if (free <= 0) continue; // stays dirty: a finishing job of the lane polls again
       this.dirty.delete(group);
-      let jobs: ClaimedJob[];
-      try {
-        jobs = await this.queue.claim(this.id, claimOptions(group, free));
-      } catch (err) {
-        this.log.error({ err }, 'job claim failed');
-        return;
-      }
-      // A claim that filled every free slot may have left work due: look again at once. One that
-      // took fewer took all that was due to this node (or every key it found is at its limit):
-      // claiming again could only come back empty, and on the path of every delivery, since polls
-      // run one at a time. A finishing job, an enqueue or the timer pokes when that changes.
-      if (jobs.length === free) this.dirty.add(group);
-      group.lane.running += jobs.length;
-      for (const job of jobs) this.track(this.runOne(job, group));
+      claims.push(this.claimInto(group, free));
     }
+    await Promise.all(claims);
+  }
+
+  /** One claim of up to `free` jobs for the group, started as they arrive. */
+  private async claimInto(group: ClaimGroup, free: number): Promise<void> {
+    let jobs: ClaimedJob[];
+    try {
+      jobs = await this.queue.claim(this.id, claimOptions(group, free));
+    } catch (err) {
+      this.log.error({ err }, 'job claim failed');
+      return; // the timer's poll looks again, rather than a loop of failing claims
+    }
+    // A claim that filled every free slot may have left work due: look again at once. One that
+    // took fewer took all that was due to this node (or every key it found is at its limit):
+    // claiming again could only come back empty, and on the path of every delivery, since polls
+    // run one at a time. A finishing job, an enqueue or the timer pokes when that changes.
+    if (jobs.length === free) this.dirty.add(group);
+    group.lane.running += jobs.length;
+    for (const job of jobs) this.track(this.runOne(job, group));
   }
 
   private track(p: Promise<void>): void {

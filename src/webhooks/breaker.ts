@@ -9,6 +9,8 @@
 
 export type BreakerVerdict = { send: true } | { send: false; retryInMs: number; why: string };
 
+const SEND: BreakerVerdict = { send: true };
+
 interface TargetState {
   failures: number;
   lastError: string;
@@ -35,9 +37,11 @@ export class TargetBreakers {
 
   /** Whether a delivery to `url` may be sent now. A `send: true` past the cool-down is the probe. */
   check(url: string, nowMs = Date.now()): BreakerVerdict {
+    // No target failing (the usual case): no URL to parse on every delivery.
+    if (this.targets.size === 0) return SEND;
     const key = originOf(url);
     const t = this.targets.get(key);
-    if (!t || t.openUntilMs === null) return { send: true };
+    if (!t || t.openUntilMs === null) return SEND;
     const streak = `${key} failed ${t.failures} times in a row (last: ${t.lastError})`;
     if (nowMs < t.openUntilMs) return { send: false, retryInMs: t.openUntilMs - nowMs, why: `circuit open: ${streak}` };
     if (t.probing) return { send: false, retryInMs: this.opts.probeWaitMs, why: `circuit half-open, another delivery is probing: ${streak}` };
@@ -47,6 +51,7 @@ export class TargetBreakers {
 
   /** Records the outcome of a delivery that was sent. */
   record(url: string, ok: boolean, error: string, nowMs = Date.now()): void {
+    if (ok && this.targets.size === 0) return;
     const key = originOf(url);
     const t = this.targets.get(key);
     if (ok) {

@@ -18,11 +18,12 @@ import type { SubscriptionReads } from './subscription-reads.js';
 /**
  * Fan-outs running at once on a node, in a lane of their own. A fan-out is a few reads and one
  * commit shared with the fan-outs finishing alongside it: the more run together, the fewer
- * commits a burst of events costs (with the 8 slots of the shared pool, a burst of 1,000 events
- * took about one commit per two events). Their own lane also keeps a burst of events from
+ * commits, claims and reads a burst of events costs, and the sooner its deliveries exist: a batch
+ * store commits 100 events at once, and with fewer slots than that its events are fanned out over
+ * several cycles while the deliveries wait. Their own lane also keeps a burst of events from
  * holding up expiry and byte reclaiming.
  */
-const FAN_OUT_CONCURRENCY = 32;
+const FAN_OUT_CONCURRENCY = 128;
 
 /** Deliveries are bounded by time (webhookRetryForMs), not by count; this is only a backstop. */
 const DELIVERY_MAX_ATTEMPTS = 1000;
@@ -72,7 +73,7 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
 const fileKey = (projectId: number, uuid: string) => `${projectId}/${uuid}`;
 
 /**
- * The fan-outs started by one claim (up to 32, mostly one project's events) read their files and
+ * The fan-outs started by one claim (up to 128, mostly one project's events) read their files and
  * their project together: one query per project for the files, one read per project, instead of
  * two round trips per event (see coalesced.ts).
  */

@@ -1,6 +1,6 @@
 /**
  * Subscription reads of the jobs that start together, one query for all of them: a claim hands
- * the worker up to webhookConcurrency deliveries (or 32 fan-outs) at once, and a read each was a
+ * the worker up to webhookConcurrency deliveries (or 128 fan-outs) at once, and a read each was a
  * round trip each on PostgreSQL. Each job still reads what is stored when it starts (a
  * subscription may have been deactivated or removed since its event); the reads asked for in the
  * same turn of the event loop share one query, made once the current synchronous work (the worker

@@ -10,9 +10,9 @@ import { restClient, uploadBase } from '../helpers/rest.js';
 import { eventually, sleep, startReceiver, type Receiver } from './receiver.js';
 
 const form = (fields: Record<string, string>) => ({ body: new URLSearchParams(fields).toString(), contentType: 'application/x-www-form-urlencoded' });
-// The default of STOWAGE_WEBHOOK_CONCURRENCY_PER_PROJECT (8 before 25 Nov 2026: a project's burst was
-// bound by the cycle of its 8 slots); the node's lane (STOWAGE_WEBHOOK_CONCURRENCY, 64) still fits 4 such projects.
+// Below the 50 events sent, so the limit shows; the node's lane keeps the defaults' ratio (4 projects wide).
 const PER_PROJECT = 16;
+const PER_NODE = 64;
 
 interface DeliveryRec {
   status: number | null;
@@ -29,6 +29,8 @@ const srv = useServer({
     STOWAGE_WEBHOOK_RETRY_FOR_MS: '300000',
     STOWAGE_WEBHOOK_BREAKER_FAILURES: '3',
     STOWAGE_WEBHOOK_BREAKER_COOLDOWN_MS: '1500',
+    STOWAGE_WEBHOOK_CONCURRENCY_PER_PROJECT: String(PER_PROJECT),
+    STOWAGE_WEBHOOK_CONCURRENCY: String(PER_NODE),
   },
 });
 let hanging: Receiver;
