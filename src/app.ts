@@ -105,7 +105,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   }
   if (config.only.includes('cdn')) {
     const cdn = buildCdnServer(ctx, tls, Object.assign({}, ...features.map((f) => f.cdn ?? {})));
-    metrics.attach(cdn, 'cdn', false);
+    metrics.attach(cdn, 'cdn', false, { idHeaderByServer: true });
     health.attach(cdn);
     applyRequestTimeouts(cdn, requestTimeoutsFor(config, 'cdn'));
     await listen(cdn, config.host, config.cdnPort);

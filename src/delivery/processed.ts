@@ -12,7 +12,7 @@ import { isAppError } from '../core/errors.js';
 import type { Plan } from '../media/plan.js';
 import { negotiateFormat, type RenderResult } from '../media/render.js';
 import { sendCdnError } from '../http/cdn/errors.js';
-import { IMMUTABLE, contentDisposition, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
+import { type HeaderList, IMMUTABLE, contentDisposition, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
 import { ResultCache, renditionKey, type CacheHit, type ResultMeta } from './result-cache.js';
 import { SingleFlight, WorkQueue } from './work-queue.js';
 import { assertRenderable, type StoredFileRenderer } from './render-file.js';
@@ -93,33 +93,15 @@ export async function createProcessedHandler(ctx: AppContext, renderer: StoredFi
 function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, filename: string | null, plan: Plan, hit: Readonly<CacheHit> | Produced, o: { etag: string; state: string }): [number, number] | null {
   const { meta } = hit;
   const length = 'body' in hit ? hit.body.length : hit.length;
-  const headers: Record<string, string | number> = {
-    'content-type': meta.contentType,
-    etag: o.etag,
-    'cache-control': meta.format === 'json' ? JSON_CACHE : IMMUTABLE,
-    'last-modified': lastModified(file.uploadedUs),
-    'access-control-allow-origin': '*',
-    'access-control-expose-headers': EXPOSE,
-    'x-content-type-options': 'nosniff',
-    'x-stowage-cache': o.state,
-  };
-  if (meta.format !== 'json') {
-    headers['x-image-width'] = meta.width;
-    headers['x-image-height'] = meta.height;
-    headers['accept-ranges'] = 'bytes';
-    const name = filename ?? withExtension(file.originalFilename, EXTENSIONS[meta.format] ?? meta.format);
-    headers['content-disposition'] = contentDisposition(plan.inline === false ? 'attachment' : 'inline', name);
-  }
-  if (meta.varyAccept) headers['vary'] = 'Accept';
-  if (meta.format === 'svg') headers['content-security-policy'] = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+  const headers = answerHeaders(file, filename, plan, hit, o);
   const range = meta.format === 'json' ? ({ kind: 'full' } as const) : parseRange(req.headers.range, length);
   if (range.kind === 'unsatisfiable') {
     sendCdnError(res, cdnErrors.rangeNotSatisfiable(length));
     return null;
   }
   const status = range.kind === 'partial' ? 206 : 200;
-  if (range.kind === 'partial') headers['content-range'] = `bytes ${range.start}-${range.end}/${length}`;
-  headers['content-length'] = range.kind === 'partial' ? range.end - range.start + 1 : length;
+  if (range.kind === 'partial') headers.push('content-range', `bytes ${range.start}-${range.end}/${length}`);
+  headers.push('content-length', range.kind === 'partial' ? range.end - range.start + 1 : length);
   res.writeHead(status, headers);
   const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, length - 1];
   if (req.method === 'HEAD' || length === 0) {
@@ -129,6 +111,52 @@ function send(req: IncomingMessage, res: ServerResponse, file: FileRecord, filen
   if (!('body' in hit)) return [start, end];
   res.end(range.kind === 'partial' ? hit.body.subarray(start, end + 1) : hit.body);
   return null;
+}
+
+/** A memory hit's answer headers for one file row and URL: the last kept per entry. */
+interface HitHeaders {
+  file: FileRecord;
+  plan: Plan;
+  filename: string | null;
+  list: readonly (string | number)[];
+}
+
+/**
+ * Memory hits, file rows and parsed URLs are frozen and shared: a repeated cached URL copies its
+ * headers instead of building them. A hit is one rendition key, so its ETag and meta are its own.
+ */
+const headersByHit = new WeakMap<object, HitHeaders>();
+
+/** The answer's headers but its length and range: a fresh list the caller adds to. */
+function answerHeaders(file: FileRecord, filename: string | null, plan: Plan, hit: Readonly<CacheHit> | Produced, o: { etag: string; state: string }): HeaderList {
+  const kept = o.state === 'hit' && Object.isFrozen(hit) && Object.isFrozen(file);
+  if (kept) {
+    const known = headersByHit.get(hit);
+    if (known !== undefined && known.file === file && known.plan === plan && known.filename === filename) return known.list.slice();
+  }
+  const list = buildHeaders(file, filename, plan, hit.meta, o);
+  if (kept) headersByHit.set(hit, { file, plan, filename, list });
+  return kept ? list.slice() : list;
+}
+
+function buildHeaders(file: FileRecord, filename: string | null, plan: Plan, meta: ResultMeta, o: { etag: string; state: string }): HeaderList {
+  const headers: HeaderList = [
+    'content-type', meta.contentType,
+    'etag', o.etag,
+    'cache-control', meta.format === 'json' ? JSON_CACHE : IMMUTABLE,
+    'last-modified', lastModified(file.uploadedUs),
+    'access-control-allow-origin', '*',
+    'access-control-expose-headers', EXPOSE,
+    'x-content-type-options', 'nosniff',
+    'x-stowage-cache', o.state,
+  ];
+  if (meta.format !== 'json') {
+    const name = filename ?? withExtension(file.originalFilename, EXTENSIONS[meta.format] ?? meta.format);
+    headers.push('x-image-width', meta.width, 'x-image-height', meta.height, 'accept-ranges', 'bytes', 'content-disposition', contentDisposition(plan.inline === false ? 'attachment' : 'inline', name));
+  }
+  if (meta.varyAccept) headers.push('vary', 'Accept');
+  if (meta.format === 'svg') headers.push('content-security-policy', "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:");
+  return headers;
 }
 
 function withExtension(name: string, ext: string): string {

@@ -1,6 +1,12 @@
 /** Header helpers for CDN delivery: disposition, ranges, conditional requests. */
 import type { IncomingMessage } from 'node:http';
 
+/**
+ * Answer headers as `writeHead` takes them written as given: `[name, value, name, value, …]`, the
+ * names lower-case and each at most once (response.ts adds the request id to the list).
+ */
+export type HeaderList = Array<string | number>;
+
 /** One year: CDN URLs are immutable (a file's bytes never change under its uuid). */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
 

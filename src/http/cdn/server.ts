@@ -14,6 +14,7 @@ import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
 import { cdnErrors } from '../../core/error-catalogue/media.js';
+import { CdnResponse } from './response.js';
 
 /** The CDN surface: parses each URL once and hands it to the feature that answers its kind (CdnHandlers). */
 export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handlers: Partial<CdnHandlers>): http.Server {
@@ -27,7 +28,8 @@ export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handle
       sendCdnError(res, cdnErrors.internal());
     });
   };
-  return tls ? https.createServer(tls, handler) : http.createServer(handler);
+  // Its answers carry the request id themselves (response.ts).
+  return tls ? https.createServer({ ...tls, ServerResponse: CdnResponse }, handler) : http.createServer({ ServerResponse: CdnResponse }, handler);
 }
 
 async function handle(handlers: Partial<CdnHandlers>, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
