@@ -2,9 +2,10 @@
  * What a stored file is, decided from its bytes (never from what the client claimed): mime type by
  * magic numbers, then image facts for images. Reads only headers, so it is cheap for any size.
  */
-import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
+import { fileTypeFromFile } from 'file-type';
 import type { ContentInfo } from '../../core/file-record.js';
 import { readImageInfo } from './image-info.js';
+import { magicType } from './magic-numbers.js';
 import { readHead } from './source.js';
 import { probeVideo } from './video-probe.js';
 import { MAX_INPUT_PIXELS } from '../limits.js';
@@ -54,7 +55,7 @@ export async function inspectHead(head: Buffer, withPath: (inspect: (path: strin
 
 /** Magic numbers first; then the text formats file-type leaves out (SVG, plain text). */
 export async function sniffMime(head: Buffer): Promise<string> {
-  const detected = await fileTypeFromBuffer(head);
+  const detected = await magicType(head);
   // An uncompressed true-colour TGA starts 00 00 02 00, which file-type reads as a Windows cursor;
   // a real ICO/CUR has at least one directory entry (bytes 4-5), a colour-map-less TGA has 0 there.
   if (detected?.mime === 'image/x-icon' && head.length >= 6 && head.readUInt16LE(4) === 0 && isTga(head)) return 'image/x-tga';
