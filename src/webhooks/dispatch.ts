@@ -10,7 +10,7 @@ import { nowUs } from '../core/time.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { enqueueCombinable, type EnqueueOptions } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import { buildPayload } from './payload.js';
+import { payloadBodies } from './payload.js';
 import type { ProjectRow } from '../projects/repo.js';
 import { Coalesced } from './coalesced.js';
 import type { SubscriptionReads } from './subscription-reads.js';
@@ -47,10 +47,10 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
         return;
       }
       const eventUs = job.createdUs || nowUs();
-      const deliveries = subs.map((subscription): WebhookDeliveryPayload => {
-        const body = JSON.stringify(buildPayload({ event, subscription, projectPubKey: project.pubKey, file, bases: ctx.bases }));
-        return { subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body };
-      });
+      const bodies = payloadBodies({ event, projectPubKey: project.pubKey, file, bases: ctx.bases }, subs);
+      const deliveries = subs.map(
+        (subscription, i): WebhookDeliveryPayload => ({ subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body: bodies[i] ?? '' }),
+      );
       // Committed with this job's completion: one commit per event, shared by concurrent events
       // (a burst of events is a burst of small writes), and one INSERT for the deliveries of all
       // the fan-outs of that commit (on PostgreSQL one statement with their completions and the

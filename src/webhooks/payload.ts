@@ -49,32 +49,54 @@ export interface WebhookPayloadJson {
   previous_values?: NonNullable<FileEvent['previousValues']>;
 }
 
-export function buildPayload({ event, subscription: s, projectPubKey, file, bases }: PayloadInput): WebhookPayloadJson {
+export function buildPayload({ event, subscription, projectPubKey, file, bases }: PayloadInput): WebhookPayloadJson {
   const payload: WebhookPayloadJson = {
     initiator: event.initiator,
-    hook: {
-      id: s.id,
-      project_id: s.projectId,
-      project_pub_key: projectPubKey,
-      target: s.targetUrl,
-      event: s.event,
-      is_active: s.isActive,
-      version: s.version,
-      created_at: formatUs(s.createdUs),
-      updated_at: formatUs(s.updatedUs),
-    },
-    data: {
-      ...restFileJson(file, bases, { includeAppdata: true }),
-      file_id: file.uuid,
-      filename: file.filename,
-      is_stored: file.storedUs !== null,
-      total: file.size,
-      done: file.size,
-      image_info: file.contentInfo?.image ?? null,
-    },
-    // The file's CDN address even after removal: it identifies the file the event is about.
-    file: `${bases.cdn}/${file.uuid}/${file.filename}`,
+    hook: hookJson(subscription, projectPubKey),
+    data: fileJson(file, bases),
+    file: fileUrl(file, bases),
   };
   if (event.event === 'file.info_updated') payload.previous_values = event.previousValues ?? {};
   return payload;
 }
+
+/**
+ * The bodies of one event's notifications, one per subscription: JSON.stringify(buildPayload(…))
+ * of each, byte for byte, with everything but `hook` built and serialized once for all of them
+ * (the file object is most of a body, and a fan-out has a body per subscription).
+ */
+export function payloadBodies({ event, projectPubKey, file, bases }: Omit<PayloadInput, 'subscription'>, subscriptions: readonly Subscription[]): string[] {
+  const head = `{"initiator":${JSON.stringify(event.initiator)},"hook":`;
+  const previous = event.event === 'file.info_updated' ? `,"previous_values":${JSON.stringify(event.previousValues ?? {})}` : '';
+  const tail = `,"data":${JSON.stringify(fileJson(file, bases))},"file":${JSON.stringify(fileUrl(file, bases))}${previous}}`;
+  return subscriptions.map((s) => head + JSON.stringify(hookJson(s, projectPubKey)) + tail);
+}
+
+function hookJson(s: Subscription, projectPubKey: string): WebhookHookJson {
+  return {
+    id: s.id,
+    project_id: s.projectId,
+    project_pub_key: projectPubKey,
+    target: s.targetUrl,
+    event: s.event,
+    is_active: s.isActive,
+    version: s.version,
+    created_at: formatUs(s.createdUs),
+    updated_at: formatUs(s.updatedUs),
+  };
+}
+
+function fileJson(file: FileRecord, bases: UrlBases): WebhookFileJson {
+  return {
+    ...restFileJson(file, bases, { includeAppdata: true }),
+    file_id: file.uuid,
+    filename: file.filename,
+    is_stored: file.storedUs !== null,
+    total: file.size,
+    done: file.size,
+    image_info: file.contentInfo?.image ?? null,
+  };
+}
+
+/** The file's CDN address even after removal: it identifies the file the event is about. */
+const fileUrl = (file: FileRecord, bases: UrlBases) => `${bases.cdn}/${file.uuid}/${file.filename}`;
