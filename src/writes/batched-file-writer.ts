@@ -55,9 +55,10 @@ interface Common {
 
 /**
  * flags 'r+': into an existing file (a part at its offset); 'wx': a new file that must not exist;
- * or `fd`: a file the caller opened for writing (closed here when the stream ends or fails).
+ * or `fd`: a file the caller opened for writing (closed here when the stream ends or fails), with
+ * flags 'r+' when its data alone needs syncing (its entry and size are made durable otherwise).
  */
-export type BatchedFileOptions = Common & ({ flags: 'r+' | 'wx'; fd?: undefined } | { fd: number; flags?: undefined });
+export type BatchedFileOptions = Common & ({ flags: 'r+' | 'wx'; fd?: undefined } | { fd: number; flags?: 'r+' });
 
 export class BatchedFileWriter extends Writable {
   private fd: number | null = null;

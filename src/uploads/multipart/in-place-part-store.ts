@@ -83,19 +83,22 @@ export class InPlacePartStore extends BlobPartStore {
     // marker, then the state again: a completion that claimed the upload before the second check
     // sees the part missing; one that claims it after is refused by that check.
     await opts.beforeWrite();
-    await this.local.delete(InPlacePartStore.markerKey(w.uuid, w.part));
+    await dropMarker(this.local.localPath(InPlacePartStore.markerKey(w.uuid, w.part)));
     await opts.beforeWrite();
     const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
     const later = this.digestsLater(w.size);
     if (!later) this.digests.partWriteBegins(w.uuid, w.part);
-    await ensureDataFile(file, w.size);
+    const fd = await openDataFile(file, w.size);
     // Positional writes at the part's offset, synced before the marker says the part is there.
-    const writer = new BatchedFileWriter(file, { flags: 'r+', start: (w.part - 1) * w.partSize, maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
+    const writer = new BatchedFileWriter(file, { fd, flags: 'r+', start: (w.part - 1) * w.partSize, maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
     await pipeline(body, writer);
     const size = writer.size;
     const marker: PartMarker = { size };
     // A marker's digests would be unused, and hashing one woke a digest thread (about 10 MB each).
+    // Created in place (dropped above, so new): no temp file, rename or mkdir per part. A crash
+    // mid-write can leave it partial, read as missing (`marker`): its part was never acknowledged.
     await this.local.put(InPlacePartStore.markerKey(w.uuid, w.part), Readable.from([Buffer.from(JSON.stringify(marker))]), {
+      fresh: true,
       skipDigests: true,
       maxBytes: 4096,
       onTooLarge: () => new Error('part marker too long'),
@@ -160,23 +163,56 @@ export class InPlacePartStore extends BlobPartStore {
       for await (const c of await this.local.get(InPlacePartStore.markerKey(uuid, part))) chunks.push(c as Buffer);
       return JSON.parse(Buffer.concat(chunks).toString('utf8')) as PartMarker;
     } catch (err) {
-      if (err instanceof BlobNotFound) return null;
+      // Unreadable: being written, or cut by a crash before its part was acknowledged.
+      if (err instanceof BlobNotFound || err instanceof SyntaxError) return null;
       throw err;
     }
   }
 }
 
 /**
- * Creates the upload's data file at its full size on the first part (sparse: no bytes written).
- * Never shrinks it: parts written before keep their bytes, whichever part comes first.
+ * The upload's data file, open for writing: created at its full size by the first part (sparse: no
+ * bytes written), never shrunk (parts written before keep their bytes, whichever part comes first).
+ * Every later part finds it and opens it alone: no mkdir, no second open (each a round trip to
+ * libuv's thread pool and a callback on the main thread, per part). A data file that exists was
+ * created after its directory was made durably (below), so finding it needs no directory sync.
  */
-async function ensureDataFile(file: string, size: number): Promise<void> {
+async function openDataFile(file: string, size: number): Promise<number> {
+  const fd = (await openFd(file, fs.constants.O_RDWR).catch(nullWhenMissing)) ?? (await createDataFile(file));
+  try {
+    if ((await fstat(fd)).size < size) await ftruncate(fd, size);
+    return fd;
+  } catch (err) {
+    fs.close(fd, () => undefined);
+    throw err;
+  }
+}
+
+async function createDataFile(file: string): Promise<number> {
   // The file's own entry is synced with its directory by the part's marker (put beside it).
   await makeDirDurably(path.dirname(file));
-  const handle = await fsp.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
-  try {
-    if ((await handle.stat()).size < size) await handle.truncate(size);
-  } finally {
-    await handle.close();
-  }
+  return openFd(file, fs.constants.O_RDWR | fs.constants.O_CREAT);
+}
+
+/** Removes a part's marker (none is fine): a plain unlink, where fs.rm looks the path up first. */
+async function dropMarker(file: string): Promise<void> {
+  await fsp.unlink(file).catch(nullWhenMissing);
+}
+
+function nullWhenMissing(err: NodeJS.ErrnoException): null {
+  if (err.code === 'ENOENT') return null;
+  throw err;
+}
+
+// Plain descriptors (the writer closes its own): a FileHandle's descriptor must be closed by its handle.
+function openFd(file: string, flags: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.open(file, flags, 0o600, (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+function fstat(fd: number): Promise<fs.Stats> {
+  return new Promise((resolve, reject) => fs.fstat(fd, (err, st) => (err ? reject(err) : resolve(st))));
+}
+
+function ftruncate(fd: number, size: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.ftruncate(fd, size, (err) => (err ? reject(err) : resolve())));
 }
