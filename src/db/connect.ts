@@ -7,10 +7,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type Driver, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type DatabaseIntrospector, type DialectAdapter, type Driver, type QueryResult, type SqliteDatabase, type SqliteDialectConfig, type Transaction } from 'kysely';
 import { OwnSchemaIntrospector } from './own-schema-introspector.js';
 import type { Database } from './schema.js';
 import { cachingDatabase } from './statement-cache.js';
+import { runDirectlyInTransactions } from './reusable-query.js';
 import { sqliteChangeStamp } from './change-stamp.js';
 import { WalSync } from './wal-sync.js';
 import { AloneNode, backendPid, countWrites, joinAsWriter, lockKeyOf, type AloneTimings } from './pg-alone.js';
@@ -218,8 +219,23 @@ class ImmediateSqliteDialect extends SqliteDialect {
     this.writes.skipSync = true;
   }
 
+  /** Counts BEGINs: the open transaction's number (db/reusable-query.ts's direct runs). */
+  private begun = 0;
+
+  override createAdapter(): DialectAdapter {
+    const adapter = super.createAdapter();
+    const { file } = this;
+    const database = this.cfg.database as SqliteDatabase;
+    runDirectlyInTransactions(adapter, {
+      transaction: () => (file.inTransaction ? this.begun : null),
+      run: (sqlText, parameters) => runOnConnection(database, sqlText, parameters),
+    });
+    return adapter;
+  }
+
   override createDriver(): Driver {
     const { file, wal, writes } = this;
+    const dialect = this;
     return new (class extends SqliteDriver {
       // A hold of the connection that wrote (an autocommit write, or a transaction with writes)
       // waits for the WAL sync after letting the connection go, so others query meanwhile.
@@ -233,6 +249,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
       }
 
       override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+        dialect.begun++;
         await connection.executeQuery(CompiledQuery.raw('begin immediate'));
       }
 
@@ -245,6 +262,14 @@ class ImmediateSqliteDialect extends SqliteDialect {
       }
     })(this.cfg);
   }
+}
+
+/** What Kysely's SQLite connection does with a compiled statement (its `executeQuery`), synchronously. */
+function runOnConnection(database: SqliteDatabase, sqlText: string, parameters: readonly unknown[]): QueryResult<unknown> {
+  const stmt = database.prepare(sqlText);
+  if (stmt.reader) return { rows: stmt.all(parameters) };
+  const { changes, lastInsertRowid } = stmt.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
 /** PostgreSQL, its introspection (the migrator's) limited to this node's schema (own-schema-introspector.ts). */

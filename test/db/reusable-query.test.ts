@@ -86,3 +86,65 @@ describe('reusableQuery', () => {
     for (const bad of [1.5, -1, Number.NaN, 2 ** 60]) expect(() => literalLimit(bad)).toThrow(/not a row limit/);
   });
 });
+
+describe('reusableQuery in a transaction (on SQLite run on the connection after the first statement)', () => {
+  // Every value an argument: a template (a value bound from the build itself would make none).
+  const insertJob = reusableQuery((d: DbOrTrx, kind: string, payload: string, runAt: number, maxAttempts: number, created: number) =>
+    d.insertInto('jobs').values({ kind, payload, run_at_us: runAt, max_attempts: maxAttempts, created_us: created }),
+  );
+  const insertJobReturning = reusableQuery((d: DbOrTrx, kind: string, payload: string, runAt: number, maxAttempts: number, created: number) =>
+    d.insertInto('jobs').values({ kind, payload, run_at_us: runAt, max_attempts: maxAttempts, created_us: created }).returning(['payload', 'run_at_us']),
+  );
+  const insertPlain = (d: DbOrTrx, kind: string, payload: string) => insertJob(d, kind, payload, 50, 1, 0);
+  const insertReturning = (d: DbOrTrx, kind: string, payload: string) => insertJobReturning(d, kind, payload, 60, 1, 0);
+  const payloads = async (d: DbOrTrx, kind: string) => (await d.selectFrom('jobs').select('payload').where('kind', '=', kind).orderBy('id').execute()).map((r) => r.payload);
+
+  it('answers each statement of a transaction as Kysely does: rows, and an insert’s counts', async () => {
+    const answers = await db.transaction(async (trx) => {
+      const out: unknown[] = [];
+      for (const payload of ['p1', 'p2', 'p3']) {
+        const plain = await insertPlain(trx, 'rq.t', payload);
+        out.push([plain.rows, plain.numAffectedRows, typeof plain.insertId]);
+        out.push((await insertReturning(trx, 'rq.t', `${payload}r`)).rows.map((r) => [r.payload, Number(r.run_at_us)]));
+        out.push(await runAt(trx, payload, 'rq.t'));
+      }
+      return out;
+    });
+    // The first insert's answer is Kysely's own (the transaction's first statement): the later ones, as it.
+    const plain = answers[0] as [unknown[], bigint, string];
+    expect(plain[0]).toEqual([]);
+    expect(plain[1]).toBe(1n);
+    expect(answers).toEqual([plain, [['p1r', 60]], [50], plain, [['p2r', 60]], [50], plain, [['p3r', 60]], [50]]);
+    expect(await payloads(db.kysely, 'rq.t')).toEqual(['p1', 'p1r', 'p2', 'p2r', 'p3', 'p3r']);
+  });
+
+  it('writes nothing of a transaction that rolls back, statements run on the connection included', async () => {
+    await expect(
+      db.transaction(async (trx) => {
+        for (const payload of ['x1', 'x2', 'x3']) await insertPlain(trx, 'rq.rollback', payload);
+        expect(await payloads(trx, 'rq.rollback')).toEqual(['x1', 'x2', 'x3']);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await payloads(db.kysely, 'rq.rollback')).toEqual([]);
+  });
+
+  it('refuses a transaction used after its end, also while another transaction is open, and writes nothing into that one', async () => {
+    let stale: DbOrTrx | undefined;
+    await db.transaction(async (trx) => {
+      stale = trx;
+      await insertPlain(trx, 'rq.stale', 'inside');
+      await insertPlain(trx, 'rq.stale', 'inside too');
+    });
+    const staleTrx = stale as DbOrTrx;
+    await expect(insertPlain(staleTrx, 'rq.stale', 'after the end')).rejects.toThrow(/committed|rolled back/i);
+    await expect(
+      db.transaction(async (other) => {
+        await insertPlain(other, 'rq.stale', 'other');
+        await expect(insertPlain(staleTrx, 'rq.stale', 'into the other')).rejects.toThrow(/committed|rolled back/i);
+        throw new Error('roll the other back');
+      }),
+    ).rejects.toThrow('roll the other back');
+    expect(await payloads(db.kysely, 'rq.stale')).toEqual(['inside', 'inside too']);
+  });
+});
