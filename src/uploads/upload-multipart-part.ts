@@ -4,7 +4,6 @@
  * exactly 200 with an ETag, as browsers' XHR and S3-minded clients expect (wire-reference trap 4);
  * the ETag is not the part's MD5 (partEtag says why).
  */
-import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
@@ -55,13 +54,8 @@ export function multipartPartRoute(_ctx: AppContext, service: MultipartService) 
       const max = Number(upload.part_size);
       const declared = Number(req.headers['content-length']);
       if (Number.isFinite(declared) && declared > max) throw partTooLarge();
-      // The store reads a stream of its own: when it fails mid-body (a part over part_size sent
-      // without a length, a full disk) and destroys what it reads, the request itself must stay
-      // whole. A destroyed request leaves the rest of its body unread on a paused socket, so the
-      // kept-alive connection's next request waited until the body idle timeout reset it
-      // (docs/reliability.md); undestroyed, the answer drains the rest or closes cleanly (unread-body.ts).
-      const body = req.raw.pipe(new PassThrough({ highWaterMark: 64 * 1024 }));
-      const put = await service.store.writePart({ uuid, part, partSize: max, size: Number(upload.size) }, body, {
+      // The store leaves the request whole when it fails mid-body (MultipartStore.writePart).
+      const put = await service.store.writePart({ uuid, part, partSize: max, size: Number(upload.size) }, req.raw, {
         onTooLarge: partTooLarge,
         beforeWrite: () => service.ensureAcceptingParts(uuid),
       });

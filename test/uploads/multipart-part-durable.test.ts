@@ -3,16 +3,18 @@
  * its marker is created under its key and synced with its directory, all before the answer. A part
  * after the first opens the data file once (no mkdir, no second open) and writes its marker in
  * place (no temporary file, no rename). Watched from outside with strace. Also: a marker cut short
- * (a crash while it was written, before its part was acknowledged) counts as a missing part.
+ * (a crash while it was written, before its part was acknowledged) counts as a missing part, and a
+ * part whose client went away mid-body is not recorded and leaves no descriptor open.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { request } from '../helpers/http.js';
 import { haveStrace, traced } from '../helpers/strace.js';
 import { usingS3 } from '../helpers/server.js';
 import { useServer } from '../helpers/use-server.js';
-import { bytes, postForm } from './helpers.js';
+import { bytes, postForm, until } from './helpers.js';
 
 const PART = 5_242_880;
 const srv = useServer();
@@ -73,5 +75,41 @@ describe.skipIf(usingS3())('a multipart part is durable before its 200', () => {
     const ok = await complete(uuid);
     expect(ok.status, ok.text).toBe(200);
     expect(ok.json.size).toBe(data.length);
+  });
+
+  it('a part whose client goes away mid-body is not recorded, its file is closed, and its re-PUT completes the upload', async () => {
+    const data = bytes(2 * PART + 100, 23);
+    const s = await start(data.length);
+    const uuid = s.json.uuid as string;
+    const urls = s.json.parts as string[];
+    const parts = [data.subarray(0, PART), data.subarray(PART, 2 * PART), data.subarray(2 * PART)];
+    const dataFile = path.join(srv.server.dataDir, 'blobs', 'multipart', uuid.slice(0, 2), uuid, 'data');
+    const pid = srv.server.child.pid as number;
+    const openOnData = () => fs.readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === dataFile;
+      } catch {
+        return false;
+      }
+    }).length;
+    expect((await put(urls[0]!, parts[0]!)).status).toBe(200);
+    await new Promise<void>((resolve) => {
+      const req = http.request(urls[1]!, { method: 'PUT', headers: { 'content-type': 'application/octet-stream', 'content-length': String(PART) } });
+      req.on('error', () => resolve());
+      req.write(parts[1]!.subarray(0, PART / 2), () => setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 200));
+    });
+    await until(async () => (openOnData() === 0 ? true : undefined), 10_000, 50);
+    expect(fs.existsSync(path.join(path.dirname(dataFile), '2.done'))).toBe(false);
+    expect((await put(urls[2]!, parts[2]!)).status).toBe(200);
+    const missing = await complete(uuid);
+    expect([missing.status, missing.text]).toEqual([400, 'File size mismatch. Not all parts uploaded?']);
+    expect((await put(urls[1]!, parts[1]!)).status).toBe(200);
+    const ok = await complete(uuid);
+    expect(ok.status, ok.text).toBe(200);
+    const cdn = await fetch(`${srv.cdn}/${uuid}/`);
+    expect(Buffer.from(await cdn.arrayBuffer()).equals(data)).toBe(true);
   });
 });

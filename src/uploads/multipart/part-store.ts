@@ -11,7 +11,7 @@
  * writes each part at its offset in the final file instead.
  */
 import crypto from 'node:crypto';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { safeEqual } from '../../core/ids.js';
 
@@ -62,7 +62,14 @@ export interface MultipartStore {
   partUrls(target: PartTarget, expiresAtS: number): Promise<string[]>;
   /** Verifies a part URL's signature; false when forged or expired. */
   verifyPartUrl(uuid: string, part: number, expiresAtS: string, sig: string): Promise<boolean>;
-  /** Stores one part; a retry replaces it. Rejects past `partSize` bytes. Resolves with the part's size and ETag (partEtag). */
+  /**
+   * Stores one part; a retry replaces it. Rejects past `partSize` bytes. Resolves with the part's
+   * size and ETag (partEtag). `body` is the request: failing mid-body (a part over part_size sent
+   * without a length, a full disk), a store stops reading it but never destroys it. A destroyed
+   * request leaves the rest of its body unread on a paused socket, so the kept-alive connection's
+   * next request waited until the body idle timeout reset it (docs/reliability.md); undestroyed,
+   * the answer drains the rest or closes cleanly (http/common/unread-body.ts).
+   */
   writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<StoredPart>;
   /** Size of each part (index 0 = part 1), null when not uploaded. */
   partSizes(target: PartTarget): Promise<Array<number | null>>;
@@ -101,7 +108,9 @@ export class BlobPartStore implements MultipartStore {
 
   async writePart(w: PartWrite, body: Readable, opts: WriteOptions): Promise<StoredPart> {
     await opts.beforeWrite();
-    const { size } = await this.blobs.put(BlobPartStore.partKey(w.uuid, w.part), body, { maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
+    // The blob store destroys what it reads when it fails: a stream of its own, not the request.
+    const own = body.pipe(new PassThrough({ highWaterMark: 64 * 1024 }));
+    const { size } = await this.blobs.put(BlobPartStore.partKey(w.uuid, w.part), own, { maxBytes: w.partSize, onTooLarge: opts.onTooLarge });
     return { size, etag: partEtag(w.uuid, w.part, size) };
   }
 
