@@ -39,9 +39,23 @@ export class S3Auth {
    * moment ago, maybe on another node, works at once).
    */
   authenticate(r: S3Request, clientAddress: string): Caller | Promise<Caller> {
-    const byClient = spendNow(this.byClient, `ip:${clientAddress}`);
+    const byClient = spendNow(this.byClient, this.clientBucket(clientAddress));
     if (byClient !== undefined) return byClient.then(() => this.signed(r));
     return this.signed(r);
+  }
+
+  /** The last client's and project's bucket names, kept: consecutive requests mostly come from the same ones. */
+  private lastClient = { address: '', bucket: 'ip:' };
+  private lastProject = { id: -1, bucket: '' };
+
+  private clientBucket(address: string): string {
+    if (this.lastClient.address !== address) this.lastClient = { address, bucket: `ip:${address}` };
+    return this.lastClient.bucket;
+  }
+
+  private projectBucket(id: number): string {
+    if (this.lastProject.id !== id) this.lastProject = { id, bucket: `project:${id}` };
+    return this.lastProject.bucket;
   }
 
   private signed(r: S3Request): Caller | Promise<Caller> {
@@ -76,7 +90,7 @@ export class S3Auth {
   }
 
   private throttled(caller: Caller): Caller | Promise<Caller> {
-    const byProject = spendNow(this.byProject, `project:${caller.project.id}`);
+    const byProject = spendNow(this.byProject, this.projectBucket(caller.project.id));
     return byProject === undefined ? caller : byProject.then(() => caller);
   }
 }

@@ -30,16 +30,27 @@ export class ObjectKeys {
     return this.stamp();
   }
 
+  /** The last entry id made, kept: a repeated read names the same key, and its id is then neither built nor hashed again. */
+  private last = { projectId: -1, key: '', id: '' };
+
+  private idOf(projectId: number, key: string): string {
+    const last = this.last;
+    if (last.projectId === projectId && last.key === key) return last.id;
+    const id = `${projectId}/${key}`;
+    this.last = { projectId, key, id };
+    return id;
+  }
+
   /** What `uuidOf` would answer from memory at `stamp` (from `now`), without a promise; undefined when it would read the store. */
   uuidAt(projectId: number, key: string, stamp: string): string | null | undefined {
-    const hit = this.entries.get(`${projectId}/${key}`);
+    const hit = this.entries.get(this.idOf(projectId, key));
     return hit !== undefined && hit.stamp === stamp ? hit.uuid : undefined;
   }
 
   /** The uuid of the live file under `key` in the project, or null. */
   async uuidOf(projectId: number, key: string): Promise<string | null> {
     const stamp = this.stamp();
-    const id = `${projectId}/${key}`;
+    const id = this.idOf(projectId, key);
     const hit = this.entries.get(id);
     if (hit !== undefined && stamp !== null && hit.stamp === stamp) return hit.uuid;
     // The stamp is read before the lookup: a change committed in between moves it, so the entry

@@ -20,20 +20,50 @@ export interface S3Url {
   key: string | null;
 }
 
-export interface S3Request extends S3Url {
-  /** The URL's parse, shared by the requests repeating the URL (its identity names the URL: verified.ts). */
-  parsed: S3Url;
-  req: http.IncomingMessage;
-  res: http.ServerResponse;
-  method: string;
+/**
+ * One request: its URL's shared parse and the request itself. The URL's fields are read through
+ * the parse rather than copied onto each request.
+ */
+export class S3Request implements S3Url {
+  readonly method: string;
+
+  constructor(
+    /** The URL's parse, shared by the requests repeating the URL (its identity names the URL: verified.ts). */
+    readonly parsed: S3Url,
+    readonly req: http.IncomingMessage,
+    readonly res: http.ServerResponse,
+  ) {
+    this.method = req.method ?? 'GET';
+  }
+
+  get url(): string {
+    return this.parsed.url;
+  }
+  get rawPath(): string {
+    return this.parsed.rawPath;
+  }
+  get decodedPath(): string {
+    return this.parsed.decodedPath;
+  }
+  get rawQuery(): string {
+    return this.parsed.rawQuery;
+  }
+  get query(): S3Query {
+    return this.parsed.query;
+  }
+  get bucket(): string {
+    return this.parsed.bucket;
+  }
+  get key(): string | null {
+    return this.parsed.key;
+  }
 }
 
 /** S3's limit on a key: 1024 bytes of UTF-8. */
 const MAX_KEY_BYTES = 1024;
 
 export function parseRequest(req: http.IncomingMessage, res: http.ServerResponse): S3Request {
-  const u = parsedUrl(req.url ?? '/');
-  return { parsed: u, req, res, method: req.method ?? 'GET', url: u.url, rawPath: u.rawPath, decodedPath: u.decodedPath, rawQuery: u.rawQuery, query: u.query, bucket: u.bucket, key: u.key };
+  return new S3Request(parsedUrl(req.url ?? '/'), req, res);
 }
 
 /**
@@ -46,7 +76,15 @@ const recent = new Map<string, S3Url>();
 const MAX_SHARED = 1000;
 const MAX_SHARED_LENGTH = 4096;
 
+/**
+ * The last URL's parse, compared before the map: a request's URL is a new string, and comparing
+ * it with the last one costs less than hashing it for the map (a presigned URL is ~600 characters),
+ * while a different URL is told apart by its length or its first differing character.
+ */
+let last: S3Url | undefined;
+
 function parsedUrl(url: string): S3Url {
+  if (last !== undefined && last.url === url) return last;
   let u = recent.get(url);
   if (u === undefined) {
     // Throws for a URL S3 refuses: those are not kept.
@@ -56,6 +94,7 @@ function parsedUrl(url: string): S3Url {
       recent.set(url, u);
     }
   }
+  last = u;
   return u;
 }
 

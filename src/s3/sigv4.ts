@@ -210,14 +210,16 @@ export function verifySignature(req: http.IncomingMessage, sig: SignedRequest, s
     if (Math.abs(Date.now() - at) > MAX_SKEW_MS) throw s3Error(403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.');
   }
   if (!sig.signedHeaders.includes('host')) throw accessDenied('The host header must be signed.');
-  let headers = '';
-  for (const name of sig.signedHeaders) headers += `${name}:${headerValue(req, name) ?? ''}\n`;
+  const values = sig.signedHeaders.map((name) => headerValue(req, name) ?? '');
   // Everything the signature covers beyond the URL (which holds the path and query, and a
   // presigned URL the signature's fields too): the method, the signed headers' values and, for a
   // header signature, the Authorization header's fields.
-  const rest = sig.presigned ? `${req.method}\n${headers}` : `${req.method}\n${headers}${sig.signedHeaders.join(';')}\n${sig.payloadHash}\n${sig.amzDate}\n${sig.scope}\n${sig.signature}`;
+  const method = req.method ?? '';
+  const rest = { method, values, auth: sig.presigned ? '' : `${sig.signedHeaders.join(';')}\n${sig.payloadHash}\n${sig.amzDate}\n${sig.scope}\n${sig.signature}` };
   const known = verified?.get(u, rest, secrets);
   if (known !== undefined) return known;
+  let headers = '';
+  for (let i = 0; i < values.length; i++) headers += `${sig.signedHeaders[i]}:${values[i]}\n`;
   const { rawPath, decodedPath, rawQuery } = u;
   const signedHeaders = sig.signedHeaders.join(';');
   const query = canonicalQuery(rawQuery, sig.presigned);
@@ -230,7 +232,7 @@ export function verifySignature(req: http.IncomingMessage, sig: SignedRequest, s
   for (const secret of secrets) {
     const key = signingKey(secret, sig.scope);
     for (const path of paths) {
-      const canonical = `${req.method}\n${path}\n${query}\n${headers}\n${signedHeaders}\n${sig.payloadHash}`;
+      const canonical = `${method}\n${path}\n${query}\n${headers}\n${signedHeaders}\n${sig.payloadHash}`;
       const toSign = `${ALGORITHM}\n${sig.amzDate}\n${sig.scope}\n${sha256Hex(canonical)}`;
       if (crypto.timingSafeEqual(hmac(key, toSign), given)) {
         const signing = { key, amzDate: sig.amzDate, scope: sig.scope, seedSignature: sig.signature };

@@ -12,9 +12,20 @@
  * kept: a lookup is by identity, with no hashing of a long URL, and the entries go with the parses.
  */
 interface Entry<T> {
-  rest: string;
+  method: string;
+  values: readonly string[];
+  auth: string;
   secrets: readonly string[];
   signing: T;
+}
+
+/** What a request's signature covers beyond its URL, compared field by field (no string built to compare). */
+export interface SignedRest {
+  method: string;
+  /** The signed headers' values, in the order the signature lists them. */
+  values: readonly string[];
+  /** A header signature's own fields (signed header names, payload hash, date, scope, signature); empty when presigned (the URL holds them). */
+  auth: string;
 }
 
 /** `T`: what a check answers (sigv4.ts's signing context), kept for the requests it verified. */
@@ -22,13 +33,17 @@ export class VerifiedRequests<T> {
   private readonly seen = new WeakMap<object, Entry<T>>();
 
   /** What the check answered for `url` (its parse) and `rest` against this very `secrets` list; undefined when it was not made. */
-  get(url: object, rest: string, secrets: readonly string[]): T | undefined {
+  get(url: object, rest: SignedRest, secrets: readonly string[]): T | undefined {
     const hit = this.seen.get(url);
-    return hit !== undefined && hit.rest === rest && hit.secrets === secrets ? hit.signing : undefined;
+    if (hit === undefined || hit.secrets !== secrets || hit.method !== rest.method || hit.auth !== rest.auth) return undefined;
+    const values = rest.values;
+    if (hit.values.length !== values.length) return undefined;
+    for (let i = 0; i < values.length; i++) if (hit.values[i] !== values[i]) return undefined;
+    return hit.signing;
   }
 
   /** One entry per URL: the one verified last (another `rest` for the same URL replaces it). */
-  add(url: object, rest: string, secrets: readonly string[], signing: T): void {
-    this.seen.set(url, { rest, secrets, signing });
+  add(url: object, rest: SignedRest, secrets: readonly string[], signing: T): void {
+    this.seen.set(url, { method: rest.method, values: rest.values, auth: rest.auth, secrets, signing });
   }
 }

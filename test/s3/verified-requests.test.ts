@@ -120,4 +120,22 @@ describe('S3 signatures verified once', () => {
     const moved = await rawGet(url, { ...headers, 'x-amz-date': later });
     expect([moved.status, moved.text.includes('SignatureDoesNotMatch')]).toEqual([403, true]);
   });
+
+  it('presigned URLs taking turns each answer their own object, and a signed header changed between repeats is refused each time', async () => {
+    await s3Client(srv.s3, srv.keys).send(new PutObjectCommand({ Bucket: bucket(), Key: 'turns/a.txt', Body: 'A' }));
+    await s3Client(srv.s3, srv.keys).send(new PutObjectCommand({ Bucket: bucket(), Key: 'turns/b.txt', Body: 'B' }));
+    const a = await presign('turns/a.txt', { expiresIn: 600 });
+    const b = await presign('turns/b.txt', { expiresIn: 600 });
+    // The same length: told apart by their characters, not their lengths.
+    expect(a.length).toBe(b.length);
+    const texts: string[] = [];
+    for (const url of [a, a, b, b, a, b, a]) texts.push((await request(url)).text);
+    expect(texts.join('')).toBe('AABBABA');
+    // The same URL again and again, its signed Host changed in between: each changed one is checked afresh.
+    for (let i = 0; i < 2; i++) {
+      expect((await rawGet(a, {})).text).toBe('A');
+      const other = await rawGet(a, { host: 'elsewhere.example:80' });
+      expect([other.status, other.text.includes('SignatureDoesNotMatch')]).toEqual([403, true]);
+    }
+  });
 });
