@@ -14,7 +14,10 @@ import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
 import { cdnErrors } from '../../core/error-catalogue/media.js';
-import { CdnResponse } from './response.js';
+import { responseAnsweringId } from '../common/request-id.js';
+
+// Every CDN answer carries its request id (metrics.ts chose it) as X-Request-Id.
+const CdnResponse = responseAnsweringId(['x-request-id']);
 
 /** The CDN surface: parses each URL once and hands it to the feature that answers its kind (CdnHandlers). */
 export function buildCdnServer(ctx: AppContext, tls: HttpsOptions | null, handlers: Partial<CdnHandlers>): http.Server {

@@ -14,7 +14,11 @@ import { isClientAbort, logClientAbort } from '../common/client-abort.js';
 import { insufficientStorage, isOutOfSpace } from '../common/disk-space.js';
 import { requestRef } from '../common/request-ref.js';
 import { s3Error, sendS3Error } from './errors.js';
-import { S3Response } from './response.js';
+import { responseAnsweringId } from '../common/request-id.js';
+
+// Every S3 answer carries its request id as X-Request-Id, as every surface's does, and as
+// x-amz-request-id, where S3 clients read it (the SDK's `$metadata.requestId`).
+const S3Response = responseAnsweringId(['x-request-id', 'x-amz-request-id']);
 
 export function buildS3Server(ctx: AppContext, tls: HttpsOptions | null, handler: S3Handler | undefined): http.Server {
   const answer: S3Handler =
