@@ -11,7 +11,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sq
 import { OwnSchemaIntrospector } from './own-schema-introspector.js';
 import type { Database } from './schema.js';
 import { cachingDatabase } from './statement-cache.js';
-import { runDirectlyInTransactions } from './reusable-query.js';
+import { runDirectlyInTransactions } from './direct-runs.js';
 import { sqliteChangeStamp } from './change-stamp.js';
 import { WalSync } from './wal-sync.js';
 import { AloneNode, backendPid, countWrites, joinAsWriter, lockKeyOf, type AloneTimings } from './pg-alone.js';
@@ -219,7 +219,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
     this.writes.skipSync = true;
   }
 
-  /** Counts BEGINs: the open transaction's number (db/reusable-query.ts's direct runs). */
+  /** Counts BEGINs: the open transaction's number (db/direct-runs.ts). */
   private begun = 0;
 
   override createAdapter(): DialectAdapter {

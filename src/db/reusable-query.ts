@@ -16,6 +16,7 @@
  */
 import { sql, type CompiledQuery, type Compilable, type DialectAdapter, type QueryResult, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from './connect.js';
+import { directRunnerOf } from './direct-runs.js';
 
 export type QueryArg = string | number | null;
 
@@ -38,7 +39,7 @@ export function reusableQuery<A extends readonly QueryArg[], R>(build: (db: DbOr
     }
     if (!template) return db.executeQuery<R>(build(db, ...args).compile());
     const parameters = template.from.map((i) => args[i]);
-    const direct = db.isTransaction && executor.plugins.length === 0 ? directRunners.get(adapter) : undefined;
+    const direct = db.isTransaction && executor.plugins.length === 0 ? directRunnerOf(adapter) : undefined;
     if (direct && transactionsSeen.get(db) === direct.transaction()) return direct.run(template.compiled.sql, parameters) as QueryResult<R>;
     const result = await db.executeQuery<R>({ ...template.compiled, parameters });
     // Kysely ran it, so `db` is a transaction still open: the current one.
@@ -49,34 +50,11 @@ export function reusableQuery<A extends readonly QueryArg[], R>(build: (db: DbOr
 }
 
 /**
- * A store that can run a statement straight on the connection a transaction holds (SQLite: one
- * connection in this process, and a statement is a synchronous call). Kysely's way there, per
- * statement, is a query executor made for it, five nested async functions and the promises they
- * make: about 3.5 KB of garbage and 1-4 µs per statement, more than SQLite's insert of a row into
- * a small table. A new upload runs three such statements (its file row, content row and counters).
- * A direct run happens when it is called, where Kysely would queue it behind a statement of the
- * same transaction still under way: the statements of a transaction are awaited one by one.
- */
-export interface DirectRunner {
-  /** The open transaction's number (each BEGIN takes the next one), or null outside a transaction. */
-  transaction(): number | null;
-  /** Runs a statement in the open transaction, with Kysely's result. */
-  run(sql: string, parameters: readonly unknown[]): QueryResult<unknown>;
-}
-
-const directRunners = new WeakMap<DialectAdapter, DirectRunner>();
-
-/**
  * Which transaction each Kysely transaction object is, learned from a statement Kysely ran on it
  * (Kysely checks that the transaction is still open). A transaction object used after its end
  * is never taken for the next one: that one has another number, so Kysely runs (and refuses) it.
  */
 const transactionsSeen = new WeakMap<DbOrTrx, number>();
-
-/** Lets reusable queries in transactions on this store's adapter run on the connection directly. */
-export function runDirectlyInTransactions(adapter: DialectAdapter, runner: DirectRunner): void {
-  directRunners.set(adapter, runner);
-}
 
 function templateOf<A extends readonly QueryArg[], R>(db: DbOrTrx, build: (db: DbOrTrx, ...args: A) => Compilable<R>, count: number): Template<R> | null {
   const probes = Array.from({ length: count }, (_, i) => `\u0000reusable-query-probe-${i}\u0000`);
