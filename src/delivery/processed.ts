@@ -12,7 +12,7 @@ import { isAppError } from '../core/errors.js';
 import type { Plan } from '../media/plan.js';
 import { negotiateFormat, type RenderResult } from '../media/render.js';
 import { sendCdnError } from '../http/cdn/errors.js';
-import { type HeaderList, IMMUTABLE, contentDisposition, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
+import { type HeaderList, IMMUTABLE, SANDBOX_CSP, contentDisposition, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
 import { ResultCache, renditionKey, type CacheHit, type ResultMeta } from './result-cache.js';
 import { SingleFlight, WorkQueue } from './work-queue.js';
 import { assertRenderable, type StoredFileRenderer } from './render-file.js';
@@ -155,7 +155,7 @@ function buildHeaders(file: FileRecord, filename: string | null, plan: Plan, met
     headers.push('x-image-width', meta.width, 'x-image-height', meta.height, 'accept-ranges', 'bytes', 'content-disposition', contentDisposition(plan.inline === false ? 'attachment' : 'inline', name));
   }
   if (meta.varyAccept) headers.push('vary', 'Accept');
-  if (meta.format === 'svg') headers.push('content-security-policy', "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:");
+  if (meta.format === 'svg') headers.push('content-security-policy', SANDBOX_CSP);
   return headers;
 }
 

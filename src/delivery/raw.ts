@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { FileRecord } from '../core/file-record.js';
 import { sendCdnError } from '../http/cdn/errors.js';
-import { contentDisposition, type HeaderList, IMMUTABLE, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
+import { contentDisposition, type HeaderList, IMMUTABLE, SANDBOX_CSP, lastModified, notModified, parseRange } from '../http/cdn/headers.js';
 import type { OriginalsCache } from './originals.js';
 import { cdnErrors } from '../core/error-catalogue/media.js';
 
@@ -77,6 +77,6 @@ function buildHeaders(file: FileRecord, opts: RawOptions, etag: string | null): 
   if (etag) headers.push('etag', etag);
   headers.push('last-modified', lastModified(file.uploadedUs), 'cache-control', IMMUTABLE, 'accept-ranges', 'bytes', 'access-control-allow-origin', '*', 'x-content-type-options', 'nosniff');
   // SVG and HTML-ish originals could run script in our origin: sandbox them.
-  if (/svg|html|xml/.test(file.mimeType)) headers.push('content-security-policy', "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:");
+  if (/svg|html|xml/.test(file.mimeType)) headers.push('content-security-policy', SANDBOX_CSP);
   return headers;
 }

@@ -6,7 +6,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange } from '../blobs/store.js';
 import type { ReadOriginal } from '../feature.js';
-import { lastModified, parseRange } from '../http/cdn/headers.js';
+import { lastModified, parseRange, SANDBOX_CSP } from '../http/cdn/headers.js';
 import { s3Error } from '../http/s3/errors.js';
 import type { ObjectRow } from './repo.js';
 import type { S3Request } from './request.js';
@@ -57,7 +57,7 @@ function buildHeaders(o: ObjectRow): HeaderList {
   const headers: HeaderList = ['content-type', o.contentType || 'application/octet-stream', 'last-modified', lastModified(o.uploadedUs), 'accept-ranges', 'bytes', 'x-content-type-options', 'nosniff'];
   if (etag) headers.push('etag', etag);
   // A browser opening a presigned URL of HTML or SVG must not run its script in this origin.
-  if (/svg|html|xml/.test(o.contentType)) headers.push('content-security-policy', "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:");
+  if (/svg|html|xml/.test(o.contentType)) headers.push('content-security-policy', SANDBOX_CSP);
   const meta = new Map<string, string>();
   for (const [k, v] of Object.entries(o.metadata)) meta.set(`x-amz-meta-${k.toLowerCase()}`, metaValue(v));
   for (const [name, value] of meta) headers.push(name, value);

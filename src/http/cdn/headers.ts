@@ -3,9 +3,13 @@ import type { IncomingMessage } from 'node:http';
 
 /**
  * Answer headers as `writeHead` takes them written as given: `[name, value, name, value, …]`, the
- * names lower-case and each at most once (response.ts adds the request id to the list).
+ * names lower-case and each at most once (the surface's response class adds the request id:
+ * `responseAnsweringId` in http/common/request-id.ts).
  */
 export type HeaderList = Array<string | number>;
+
+/** For stored bytes that a browser could run as a page (SVG, HTML, XML): no script, no loads. */
+export const SANDBOX_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
 /** One year: CDN URLs are immutable (a file's bytes never change under its uuid). */
 export const IMMUTABLE = 'public, max-age=31536000, immutable';
