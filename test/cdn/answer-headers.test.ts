@@ -13,7 +13,9 @@ import { useServer } from '../helpers/use-server.js';
 const srv = useServer();
 let imageUuid: string;
 let textUuid: string;
-let uploadedAt: string;
+/** Each file's Last-Modified (its upload time, to the second): the two uploads may fall in different seconds. */
+let imageUploadedAt: string;
+let textUploadedAt: string;
 
 /** Status and the raw header lines (name lower-cased, in wire order, repeats kept) of one request on a fresh connection. */
 function raw(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; headers: Array<[string, string]>; body: Buffer }> {
@@ -54,7 +56,9 @@ beforeAll(async () => {
   const jpeg = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#336699' } }).jpeg().toBuffer();
   imageUuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'photo.jpg', data: jpeg }], { UPLOADCARE_STORE: '1' })).json.file;
   textUuid = (await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'notes.txt', data: 'hello\n', type: 'text/plain' }], { UPLOADCARE_STORE: '1' })).json.file;
-  uploadedAt = (await raw(`/${textUuid}/`)).headers.find(([n]) => n === 'last-modified')?.[1] as string;
+  const lastModifiedOf = async (uuid: string) => (await raw(`/${uuid}/`)).headers.find(([n]) => n === 'last-modified')?.[1] as string;
+  imageUploadedAt = await lastModifiedOf(imageUuid);
+  textUploadedAt = await lastModifiedOf(textUuid);
 });
 
 describe('CDN answer headers', () => {
@@ -71,7 +75,7 @@ describe('CDN answer headers', () => {
         ['content-type', 'image/jpeg'],
         ['etag', etag],
         ['cache-control', 'public, max-age=31536000, immutable'],
-        ['last-modified', uploadedAt],
+        ['last-modified', imageUploadedAt],
         ['access-control-allow-origin', '*'],
         ['access-control-expose-headers', 'Content-Length, Etag, X-Image-Width, X-Image-Height, X-Image-Acceptable-Original, X-Image-Acceptable-Improved, X-Stowage-Cache'],
         ['x-content-type-options', 'nosniff'],
@@ -98,7 +102,7 @@ describe('CDN answer headers', () => {
         ['content-type', 'text/plain'],
         ['content-disposition', 'attachment; filename="notes.txt"'],
         ['etag', '"b1946ac92492d2347c6235b4d2611184"'],
-        ['last-modified', uploadedAt],
+        ['last-modified', textUploadedAt],
         ['cache-control', 'public, max-age=31536000, immutable'],
         ['accept-ranges', 'bytes'],
         ['access-control-allow-origin', '*'],
