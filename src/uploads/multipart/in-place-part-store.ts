@@ -21,6 +21,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { finished, Readable, type Writable } from 'node:stream';
 import type { BlobStore, PutResult } from '../../blobs/store.js';
 import { BlobNotFound } from '../../blobs/store.js';
@@ -231,14 +232,7 @@ function nullWhenMissing(err: NodeJS.ErrnoException): null {
 }
 
 // Plain descriptors (the writer closes its own): a FileHandle's descriptor must be closed by its handle.
-function openFd(file: string, flags: number): Promise<number> {
-  return new Promise((resolve, reject) => fs.open(file, flags, 0o600, (err, fd) => (err ? reject(err) : resolve(fd))));
-}
-
-function fstat(fd: number): Promise<fs.Stats> {
-  return new Promise((resolve, reject) => fs.fstat(fd, (err, st) => (err ? reject(err) : resolve(st))));
-}
-
-function ftruncate(fd: number, size: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.ftruncate(fd, size, (err) => (err ? reject(err) : resolve())));
-}
+const openFile = promisify(fs.open);
+const openFd = (file: string, flags: number) => openFile(file, flags, 0o600);
+const fstat = promisify(fs.fstat);
+const ftruncate = promisify(fs.ftruncate);
