@@ -55,10 +55,15 @@ export async function s3Sink({ pin = null } = {}) {
   return { ...p, base: `http://127.0.0.1:${port}` };
 }
 
-/** nginx with a generated config: one worker, sendfile, no access log, everything under `work`. */
-export async function nginx(dir, work, { pin = null } = {}) {
+/**
+ * nginx with a generated config: one worker, sendfile, no access log, everything under `work`.
+ * `tuned`: the file-serving settings the CDN front's server has (open_file_cache, no TCP_CORK),
+ * for comparing the front with a static server configured the same way.
+ */
+export async function nginx(dir, work, { pin = null, tuned = false } = {}) {
   const port = await freePort();
   const temp = (n) => path.join(work, `nginx-${n}`);
+  const serverTuning = tuned ? ' open_file_cache max=4096 inactive=60s; tcp_nopush off;' : '';
   const conf = `worker_processes 1;
 daemon off;
 pid ${temp('pid')};
@@ -75,7 +80,7 @@ http {
   uwsgi_temp_path ${temp('uwsgi')};
   scgi_temp_path ${temp('scgi')};
   default_type application/octet-stream;
-  server { listen 127.0.0.1:${port}; root ${dir}; location / { } }
+  server { listen 127.0.0.1:${port}; root ${dir};${serverTuning} location / { } }
 }
 `;
   const file = path.join(work, 'nginx.conf');
