@@ -4,7 +4,8 @@
  * after the first opens the data file once (no mkdir, no second open) and writes its marker in
  * place (no temporary file, no rename). Watched from outside with strace. Also: a marker cut short
  * (a crash while it was written, before its part was acknowledged) counts as a missing part, and a
- * part whose client went away mid-body is not recorded and leaves no descriptor open.
+ * part whose client went away mid-body is not recorded and leaves no descriptor open. A completion
+ * reads each marker with one open, one read and one close, and removes the parts with plain unlinks.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -111,5 +112,30 @@ describe.skipIf(usingS3())('a multipart part is durable before its 200', () => {
     expect(ok.status, ok.text).toBe(200);
     const cdn = await fetch(`${srv.cdn}/${uuid}/`);
     expect(Buffer.from(await cdn.arrayBuffer()).equals(data)).toBe(true);
+  });
+});
+
+describe.skipIf(usingS3())('a multipart completion', () => {
+  it.skipIf(!haveStrace)('reads each part\'s marker with one open, one read and one close, and unlinks the markers without looking them up first', async () => {
+    const data = bytes(3 * PART + 100, 24);
+    const s = await start(data.length);
+    const uuid = s.json.uuid as string;
+    const urls = s.json.parts as string[];
+    for (const [i, u] of urls.entries()) expect((await put(u, data.subarray(i * PART, (i + 1) * PART))).status).toBe(200);
+    const dir = `multipart/${uuid.slice(0, 2)}/${uuid}`;
+    const lines = await traced(srv.server.child.pid as number, ['-y', '-e', 'trace=openat,read,pread64,close,unlink,unlinkat,newfstatat,lstat,statx'], async () => {
+      const done = await complete(uuid);
+      expect(done.status, done.text).toBe(200);
+    });
+    for (let n = 1; n <= urls.length; n++) {
+      const marker = `/${dir}/${n}.done`;
+      const on = (call: RegExp) => lines.filter((l) => call.test(l) && (l.includes(`${marker}"`) || l.includes(`${marker}>`)));
+      expect(on(/openat\(.*O_RDONLY/), marker).toHaveLength(1);
+      expect(on(/\bpread64\(/), marker).toHaveLength(1);
+      expect(on(/\bread\(/), marker).toEqual([]);
+      expect(on(/\bclose\(/), marker).toHaveLength(1);
+      expect(on(/\bunlink(at)?\(/), marker).toHaveLength(1);
+      expect(on(/\b(newfstatat|lstat|statx)\(/), marker).toEqual([]);
+    }
   });
 });

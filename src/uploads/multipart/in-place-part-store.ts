@@ -100,7 +100,7 @@ export class InPlacePartStore extends BlobPartStore {
     await this.local.put(InPlacePartStore.markerKey(w.uuid, w.part), Readable.from([Buffer.from(JSON.stringify(marker))]), {
       fresh: true,
       skipDigests: true,
-      maxBytes: 4096,
+      maxBytes: MARKER_MAX_BYTES,
       onTooLarge: () => new Error('part marker too long'),
     });
     if (!later) this.digests.partWritten(file, w, size);
@@ -154,19 +154,40 @@ export class InPlacePartStore extends BlobPartStore {
   override async removeParts(t: PartTarget): Promise<void> {
     this.digests.forget(t.uuid);
     const keys = [InPlacePartStore.dataKey(t.uuid), ...Array.from({ length: t.parts }, (_, i) => InPlacePartStore.markerKey(t.uuid, i + 1))];
-    await Promise.all(keys.map((key) => this.local.delete(key).catch(() => undefined)));
+    // Plain unlinks (the store's delete looks each path up first: twice the thread pool's round trips, 206 for 1 GiB).
+    await Promise.all(keys.map((key) => dropMarker(this.local.localPath(key)).catch(() => undefined)));
   }
 
   private async marker(uuid: string, part: number): Promise<PartMarker | null> {
+    const bytes = await readSmallFile(this.local.localPath(InPlacePartStore.markerKey(uuid, part)), MARKER_MAX_BYTES);
     try {
-      const chunks: Buffer[] = [];
-      for await (const c of await this.local.get(InPlacePartStore.markerKey(uuid, part))) chunks.push(c as Buffer);
-      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as PartMarker;
+      return bytes ? (JSON.parse(bytes.toString('utf8')) as PartMarker) : null;
     } catch (err) {
       // Unreadable: being written, or cut by a crash before its part was acknowledged.
-      if (err instanceof BlobNotFound || err instanceof SyntaxError) return null;
+      if (err instanceof SyntaxError) return null;
       throw err;
     }
+  }
+}
+
+/** A marker is a few bytes of JSON: one longer is refused when written. */
+const MARKER_MAX_BYTES = 4096;
+
+/**
+ * The first `max` bytes of a file (null when there is none): one open, one read and one close. A
+ * completion reads every part's marker (205 for 1 GiB in 5 MiB parts); through the blob store's
+ * read stream each one cost a 256 KiB read buffer, a second read for its end and a stream's events,
+ * and the markers took most of a 1 GiB completion's time.
+ */
+async function readSmallFile(file: string, max: number): Promise<Buffer | null> {
+  const fd = await openFd(file, fs.constants.O_RDONLY).catch(nullWhenMissing);
+  if (fd === null) return null;
+  try {
+    const buf = Buffer.allocUnsafe(max);
+    const { bytesRead } = await readFd(fd, buf, 0, max, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await closeFd(fd);
   }
 }
 
@@ -221,7 +242,7 @@ async function createDataFile(file: string): Promise<number> {
   return openFd(file, fs.constants.O_RDWR | fs.constants.O_CREAT);
 }
 
-/** Removes a part's marker (none is fine): a plain unlink, where fs.rm looks the path up first. */
+/** Removes a part's marker or the data file (none is fine): a plain unlink, where fs.rm looks the path up first. */
 async function dropMarker(file: string): Promise<void> {
   await fsp.unlink(file).catch(nullWhenMissing);
 }
@@ -236,3 +257,5 @@ const openFile = promisify(fs.open);
 const openFd = (file: string, flags: number) => openFile(file, flags, 0o600);
 const fstat = promisify(fs.fstat);
 const ftruncate = promisify(fs.ftruncate);
+const readFd = promisify(fs.read);
+const closeFd = promisify(fs.close);
