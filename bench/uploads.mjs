@@ -17,7 +17,12 @@
 // and its sockets counted, so a slow case says where its time went. The `browser` case is the same
 // client's browser build (the code of the upload widget and of a web page) in Debian's headless
 // Chromium, uploading the same bytes as a Blob fetched by the page; the page's origin is another
-// port, so CORS is on the path as for any site. Skipped without /usr/bin/chromium.
+// port, so CORS is on the path as for any site. Skipped without /usr/bin/chromium. Its floor,
+// `browser-floor`, is the same page and client against bench/bare-multipart-server.mjs (a bare
+// node:http server: CORS preflights, each part streamed at its offset into one file and fsynced,
+// no authentication, store or digests): what Chromium can send on this machine. Both browser cases
+// print, from the kernel's counters of Chromium's sockets (`ss -ti`), the share of their sending
+// time that waited for the server's receive window: how far the server held the client back.
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -25,7 +30,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CLK_TCK, cpuTicks, freePort, startProc } from './lib.mjs';
+import { CLK_TCK, cpuTicks, freePort, have, startProc } from './lib.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const APP = process.env.BENCH_APP_ROOT ?? path.dirname(HERE);
@@ -34,7 +39,7 @@ const SIZE = Number(process.env.BENCH_UPLOAD_MIB ?? 1024) * MiB;
 const PART = 5 * MiB;
 const AT_ONCE = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const CASES = (process.env.BENCH_CASES ?? 'direct,multipart,client,browser').split(',');
+const CASES = (process.env.BENCH_CASES ?? 'direct,multipart,client,browser,browser-floor').split(',');
 const CHROMIUM = '/usr/bin/chromium';
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stowage-bench-up-'));
@@ -199,6 +204,40 @@ async function browserOnce(upload, publicKey) {
   return { ...r, complete: 0 };
 }
 
+/**
+ * Chromium's sockets to `port` (the client's side): the milliseconds they had bytes to send (busy)
+ * and, of those, waited for the receiver's window (rwnd_limited), summed. Counters of each socket's
+ * life: the kept-alive connections of every round so far. Null without `ss`.
+ */
+function senderWaits(port) {
+  if (!have('ss')) return null;
+  const out = execFileSync('ss', ['-tinH', 'state', 'established', `( dport = :${port} )`], { encoding: 'utf8' });
+  let busy = 0;
+  let rwnd = 0;
+  for (const m of out.matchAll(/busy:(\d+)ms(?: rwnd_limited:(\d+)ms)?/g)) {
+    busy += Number(m[1]);
+    rwnd += Number(m[2] ?? 0);
+  }
+  return busy ? { busyS: busy / 1000, rwndShare: rwnd / busy } : null;
+}
+
+/** The browser case against the bare server: a fresh one, its rounds, its CPU per upload. */
+async function browserFloorRounds() {
+  const port = await freePort();
+  const dir = path.join(work, 'bare-multipart');
+  const p = await startProc(process.execPath, [path.join(HERE, 'bare-multipart-server.mjs'), dir, String(port), String(PART)], { ready: (o) => o.includes('listening') });
+  try {
+    const upload = `http://127.0.0.1:${port}`;
+    const ticks0 = cpuTicks(p.pid);
+    const runs = [];
+    for (let i = 0; i < ROUNDS; i++) runs.push(await browserOnce(upload, 'bench'));
+    return { ...runs.sort((a, b) => a.total - b.total)[0], cpuS: (cpuTicks(p.pid) - ticks0) / CLK_TCK / ROUNDS, waits: senderWaits(port) };
+  } finally {
+    await p.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** One direct upload (POST /base/) of the source file, streamed as one multipart/form-data body. */
 async function directOnce(upload, publicKey) {
   const boundary = `----stowagebench${crypto.randomBytes(8).toString('hex')}`;
@@ -277,7 +316,8 @@ async function stowageRounds(once, extraEnv = {}) {
     const ticksOf = (t) => (t ? t.user + t.sys : 0);
     const mainS = (ticksOf(threads1.get(String(p.pid))) - ticksOf(threads0.get(String(p.pid)))) / CLK_TCK / ROUNDS;
     const threads = threadSeconds(threads0, threads1, p.pid);
-    return { ...runs.sort((a, b) => a.total - b.total)[0], cpuS, mainS, threads, peakRssMb: peakRssMb(p.pid) };
+    const waits = once === browserOnce ? senderWaits(new URL(upload).port) : null;
+    return { ...runs.sort((a, b) => a.total - b.total)[0], cpuS, mainS, threads, peakRssMb: peakRssMb(p.pid), waits };
   } finally {
     await p.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -409,14 +449,26 @@ try {
     console.log(`  ${digests(c)}`);
     console.log(`  ${ratios(c)}`);
   }
-  if (CASES.includes('browser') && !fs.existsSync(CHROMIUM)) console.log(`official client in Chromium: skipped (needs ${CHROMIUM})`);
-  else if (CASES.includes('browser')) {
-    const c = await stowageRounds(browserOnce);
-    console.log(`official client in Chromium ${c.total.toFixed(2)} s  ${rate(c.total)}   (load ${load()})`);
-    console.log(`  server                ${server(c)}`);
-    console.log(`  other threads (user+sys s per upload, largest first): ${c.threads}`);
-    console.log(`  ${digests(c)}`);
-    console.log(`  ${ratios(c)}`);
+  const browserCases = ['browser', 'browser-floor'].filter((c) => CASES.includes(c));
+  const waited = (w) => (w ? `Chromium's sockets sent for ${w.busyS.toFixed(2)} s, ${(100 * w.rwndShare).toFixed(0)} % of it waiting for the server's receive window` : 'no socket counters (needs ss)');
+  if (browserCases.length && !fs.existsSync(CHROMIUM)) console.log(`official client in Chromium: skipped (needs ${CHROMIUM})`);
+  else if (browserCases.length) {
+    const c = CASES.includes('browser') ? await stowageRounds(browserOnce) : null;
+    if (c) {
+      console.log(`official client in Chromium ${c.total.toFixed(2)} s  ${rate(c.total)}   (load ${load()})`);
+      console.log(`  server                ${server(c)}`);
+      console.log(`  other threads (user+sys s per upload, largest first): ${c.threads}`);
+      console.log(`  ${digests(c)}`);
+      console.log(`  ${waited(c.waits)}`);
+      console.log(`  ${ratios(c)}`);
+    }
+    const bf = CASES.includes('browser-floor') ? await browserFloorRounds() : null;
+    if (bf) {
+      console.log(`Chromium to a bare server  ${bf.total.toFixed(2)} s  ${rate(bf.total)}   (load ${load()})`);
+      console.log(`  bare server           CPU per upload ${bf.cpuS.toFixed(2)} s`);
+      console.log(`  ${waited(bf.waits)}`);
+      console.log(`  ratios (throughput): bare/floor ${(floor / bf.total).toFixed(2)}${c ? `, Stowage/bare in Chromium ${(bf.total / c.total).toFixed(2)} (the server's share: 1.00 is none)` : ''}`);
+    }
   }
 } finally {
   await browserPage?.close();
