@@ -77,7 +77,7 @@ export interface FileContract {
   commit(project: ProjectRow, staged: StagedBlob, opts: Omit<IngestOptions, 'maxBytes' | 'onTooLarge'>): Promise<FileRecord>;
 
   find(projectId: number, uuid: string): Promise<FileRecord | null>;
-  findMany(projectId: number, uuids: string[]): Promise<FileRecord[]>;
+  findMany(projectId: number, uuids: string[], db?: DbOrTrx): Promise<FileRecord[]>;
   byUuid(uuid: string): Promise<FileRecord | null>;
   /** Any project's file (removed ones included) exactly as stored now, maybe from the file row cache; null when unknown. */
   current(uuid: string): Promise<Readonly<FileRecord> | null>;

@@ -138,9 +138,9 @@ export class FileService implements FileContract {
     return this.repo.get(projectId, uuid);
   }
 
-  /** Files of the project among `uuids` (removed ones included), in no particular order. */
-  findMany(projectId: number, uuids: string[]): Promise<FileRecord[]> {
-    return this.repo.getMany(projectId, uuids);
+  /** Files of the project among `uuids` (removed ones included), in no particular order; `db`: read in that transaction. */
+  findMany(projectId: number, uuids: string[], db?: DbOrTrx): Promise<FileRecord[]> {
+    return this.repo.getMany(projectId, uuids, db);
   }
 
   /** Any project's file: for the CDN, whose URLs carry only the uuid. */

@@ -5,7 +5,7 @@
  */
 import type { DbOrTrx } from '../db/connect.js';
 import type { FileEvent, FileEventName } from './file-events.js';
-import { enqueueMany } from './queue.js';
+import { enqueueMany, type EnqueueOptions } from './queue.js';
 
 /** Job kind the consumers (the webhooks feature's fan-out) handle. */
 const FILE_EVENT_JOB = 'event.file';
@@ -18,6 +18,16 @@ const FILE_EVENT_JOB = 'event.file';
 export type FileEventAudience = (db: DbOrTrx, projectId: number, events: readonly FileEventName[]) => Promise<ReadonlySet<FileEventName>>;
 
 /**
+ * A consumer that turns the events of a change (all of one project) straight into jobs of its own,
+ * written in the change's transaction with everything else it writes (the webhooks feature: one
+ * delivery job per active subscription, its body built from the file as the transaction holds it).
+ * An `event.file` job for each event was an insert, a claim, a completion and their index writes
+ * before any of its work began, and the work waited for that job's turn. Returns no jobs for the
+ * events it does not hear; it must only read (what it writes is what it returns).
+ */
+export type FileEventJobs = (db: DbOrTrx, projectId: number, events: readonly FileEvent[]) => Promise<readonly EnqueueOptions[]>;
+
+/**
  * Where file events are written. An event no feature would consume is not written: each one is a
  * job inserted, claimed and completed (three durable writes), and most projects have no
  * subscription for most events. Until the node's features are known (and in the CLI, which runs
@@ -25,6 +35,7 @@ export type FileEventAudience = (db: DbOrTrx, projectId: number, events: readonl
  */
 export class FileEventOutbox {
   private audiences: FileEventAudience[] | null = null;
+  private consumers: readonly FileEventJobs[] = [];
   /**
    * Per transaction, the (project, event) pairs already known to have an audience: a batch store
    * of 100 files asked the same question 100 times, a round trip each on PostgreSQL. Only a yes is
@@ -33,26 +44,35 @@ export class FileEventOutbox {
    */
   private readonly heardIn = new WeakMap<DbOrTrx, Set<string>>();
 
-  /** The node's consumers, once its features are built; an empty list means none will ever read. */
-  heardBy(audiences: FileEventAudience[]): void {
+  /**
+   * The node's consumers, once its features are built: those that read `event.file` jobs (an empty
+   * list means none will ever read one) and those that write their own jobs for the events.
+   */
+  heardBy(audiences: FileEventAudience[], consumers: readonly FileEventJobs[] = []): void {
     this.audiences = audiences;
+    this.consumers = consumers;
   }
 
   async record(db: DbOrTrx, event: FileEvent): Promise<void> {
     await this.recordMany(db, [event]);
   }
 
-  /** `record` for several events, written in one INSERT (a batch store's), their audience read once per project. */
+  /**
+   * `record` for several events, written in one INSERT (a batch store's) with the consumers' jobs,
+   * their audience read once per project.
+   */
   async recordMany(db: DbOrTrx, events: readonly FileEvent[]): Promise<void> {
-    let heard = events;
-    if (this.audiences !== null) {
-      const namesByProject = new Map<number, Set<FileEventName>>();
-      for (const e of events) namesByProject.set(e.projectId, (namesByProject.get(e.projectId) ?? new Set()).add(e.event));
-      const heardByProject = new Map<number, ReadonlySet<FileEventName>>();
-      for (const [projectId, names] of namesByProject) heardByProject.set(projectId, await this.heard(db, projectId, [...names]));
-      heard = events.filter((e) => heardByProject.get(e.projectId)?.has(e.event));
+    const eventJob = (payload: FileEvent): EnqueueOptions => ({ kind: FILE_EVENT_JOB, payload, maxAttempts: 20 });
+    if (this.audiences === null) return enqueueMany(db, events.map(eventJob));
+    const byProject = new Map<number, FileEvent[]>();
+    for (const e of events) byProject.set(e.projectId, [...(byProject.get(e.projectId) ?? []), e]);
+    const jobs: EnqueueOptions[] = [];
+    for (const [projectId, ofProject] of byProject) {
+      const heard = await this.heard(db, projectId, [...new Set(ofProject.map((e) => e.event))]);
+      for (const e of ofProject) if (heard.has(e.event)) jobs.push(eventJob(e));
+      for (const consumer of this.consumers) jobs.push(...(await consumer(db, projectId, ofProject)));
     }
-    await enqueueMany(db, heard.map((payload) => ({ kind: FILE_EVENT_JOB, payload, maxAttempts: 20 })));
+    await enqueueMany(db, jobs);
   }
 
   /** Which of `names` of the project have an audience: remembered yeses first, then each audience once for the rest. */

@@ -20,8 +20,12 @@ export interface WebhookDeliveryPayload {
   subscriptionId: number;
   projectId: number;
   event: string;
-  /** Id of the event.file job: ties the attempts of one event together. */
-  eventId: number;
+  /**
+   * Ties the attempts of one event together: the id of the event.file job it was fanned out from;
+   * absent when the change wrote the delivery itself (jobs/event-outbox.ts), then it is the
+   * delivery job's own id.
+   */
+  eventId?: number;
   /** When the change committed; retries stop webhookRetryForMs after it. */
   eventUs: number;
   /** The exact JSON body; signed as is at send time. */

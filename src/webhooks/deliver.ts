@@ -84,7 +84,7 @@ export function deliveryHandler(ctx: AppContext, subscriptions: SubscriptionRead
       if (!verdict.send) {
         const nextUs = nowUs() + verdict.retryInMs * 1000;
         const why = `${verdict.why}; not sent, next attempt after ${new Date(nextUs / 1000).toISOString()}`;
-        record({ webhookId: sub.id, projectId: d.projectId, event: d.event, eventId: d.eventId, attempt: job.attempt, targetUrl: sub.targetUrl, startedUs: nowUs(), durationMs: 0, status: null, success: false, error: why, responseExcerpt: null });
+        record({ webhookId: sub.id, projectId: d.projectId, event: d.event, eventId: d.eventId ?? job.id, attempt: job.attempt, targetUrl: sub.targetUrl, startedUs: nowUs(), durationMs: 0, status: null, success: false, error: why, responseExcerpt: null });
         if (nextUs > giveUpAtUs) throw new JobGiveUpError(`gave up after ${job.attempt} attempts: ${verdict.why}`);
         throw new JobRetryLaterError(verdict.why, verdict.retryInMs);
       }
@@ -101,7 +101,7 @@ export function deliveryHandler(ctx: AppContext, subscriptions: SubscriptionRead
         webhookId: sub.id,
         projectId: d.projectId,
         event: d.event,
-        eventId: d.eventId,
+        eventId: d.eventId ?? job.id,
         attempt: job.attempt,
         targetUrl: sub.targetUrl,
         startedUs,

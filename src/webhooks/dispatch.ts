@@ -1,18 +1,18 @@
 /**
- * Fan-out: one `event.file` job (written with the change, see jobs/event-outbox.ts) becomes one
- * delivery job per active subscription of the project to that event. The body is built here, once,
- * and frozen in the delivery job so every retry sends the same bytes. Delivery jobs carry a unique
- * key per (event job, subscription): a fan-out retried after a crash enqueues no duplicates.
+ * Fan-out: one `event.file` job (written with the change by a node that does not run the webhooks
+ * feature, such as the CLI: jobs/event-outbox.ts) becomes one delivery job per active subscription
+ * of the project to that event (event-deliveries.ts). Nodes with the feature write the deliveries
+ * in the change's own transaction instead. Delivery jobs carry a unique key per (event job,
+ * subscription): a fan-out retried after a crash enqueues no duplicates.
  */
 import type { AppContext } from '../context.js';
 import type { FileRecord } from '../core/file-record.js';
 import { nowUs } from '../core/time.js';
-import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
-import { enqueueCombinable, type EnqueueOptions } from '../jobs/queue.js';
+import { enqueueCombinable } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import { payloadBodies } from './payload.js';
 import type { ProjectRow } from '../projects/repo.js';
 import { Coalesced } from './coalesced.js';
+import { deliveryJobs } from './event-deliveries.js';
 import type { SubscriptionReads } from './subscription-reads.js';
 
 /**
@@ -24,12 +24,6 @@ import type { SubscriptionReads } from './subscription-reads.js';
  * holding up expiry and byte reclaiming.
  */
 const FAN_OUT_CONCURRENCY = 128;
-
-/** Deliveries are bounded by time (webhookRetryForMs), not by count; this is only a backstop. */
-const DELIVERY_MAX_ATTEMPTS = 1000;
-
-/** Deliveries of one project share its concurrency limit (webhookConcurrencyPerProject). */
-export const deliveryFairKey = (projectId: number) => `project:${projectId}`;
 
 export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads): JobHandler<'event.file'> {
   const { files, projects } = fanOutReads(ctx);
@@ -46,26 +40,12 @@ export function fanOutHandler(ctx: AppContext, subscriptions: SubscriptionReads)
         ctx.log.warn({ event: event.event, uuid: event.uuid }, 'file event for a missing file or project; nothing to deliver');
         return;
       }
-      const eventUs = job.createdUs || nowUs();
-      const bodies = payloadBodies({ event, projectPubKey: project.pubKey, file, bases: ctx.bases }, subs);
-      const deliveries = subs.map(
-        (subscription, i): WebhookDeliveryPayload => ({ subscriptionId: subscription.id, projectId: event.projectId, event: event.event, eventId: job.id, eventUs, body: bodies[i] ?? '' }),
-      );
-      // Committed with this job's completion: one commit per event, shared by concurrent events
-      // (a burst of events is a burst of small writes), and one INSERT for the deliveries of all
-      // the fan-outs of that commit (on PostgreSQL one statement with their completions and the
-      // NOTIFY: enqueueCombinable). Should the fan-out run again after a crash, the unique keys
-      // drop the repeats.
-      outcome.alongsideMerged(
-        enqueueCombinable,
-        deliveries.map((delivery): EnqueueOptions<'webhook.deliver'> => ({
-          kind: 'webhook.deliver',
-          payload: delivery,
-          uniqueKey: `deliver:${job.id}:${delivery.subscriptionId}`,
-          maxAttempts: DELIVERY_MAX_ATTEMPTS,
-          fairKey: deliveryFairKey(event.projectId),
-        })),
-      );
+      const deliveries = deliveryJobs(ctx, event, { eventJobId: job.id, eventUs: job.createdUs || nowUs() }, project.pubKey, file, subs);
+      // Committed with this job's completion: one commit per event, shared by concurrent events,
+      // and one INSERT for the deliveries of all the fan-outs of that commit (on PostgreSQL one
+      // statement with their completions and the NOTIFY: enqueueCombinable). Should the fan-out
+      // run again after a crash, the unique keys drop the repeats.
+      outcome.alongsideMerged(enqueueCombinable, deliveries);
     },
   };
 }

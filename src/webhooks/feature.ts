@@ -4,6 +4,7 @@ import type { Feature } from '../feature.js';
 import { webhookRoutes } from './rest.js';
 import { fanOutHandler } from './dispatch.js';
 import { deliveryHandler } from './deliver.js';
+import { changeDeliveries } from './event-deliveries.js';
 import { pruneHandler, PRUNE_PERIOD_MS } from './maintenance.js';
 import { WebhookRepo } from './repo.js';
 import { SubscriptionReads } from './subscription-reads.js';
@@ -17,13 +18,15 @@ export function webhooksFeature(ctx: AppContext): Feature {
     name: 'webhooks',
     restRoutes: webhookRoutes(ctx, new WebhookService(repo)),
     jobs: {
-      // The consumer of file events (jobs/event-outbox.ts): fan-out to subscriptions, then one job per delivery.
+      // File events written as jobs (by a node without this feature, such as the CLI): fanned out
+      // to subscriptions, one job per delivery.
       'event.file': fanOutHandler(ctx, subscriptions),
       'webhook.deliver': deliveryHandler(ctx, subscriptions),
       'webhooks.prune': pruneHandler(ctx, repo),
     },
-    // The fan-out reads an event only to deliver it to the project's active subscriptions to it.
-    fileEventAudience: (db, projectId, events) => repo.activeEvents(db, projectId, events),
+    // A change writes the deliveries of its events itself, in its transaction: one job per active
+    // subscription of the project to each event, none when it has none.
+    fileEventJobs: changeDeliveries(ctx, repo),
     // First proposal a little after start (migrations done, listeners up), then once per period.
     schedules: [{ kind: 'webhooks.prune', periodMs: PRUNE_PERIOD_MS, firstAfterMs: 10_000 }],
   };

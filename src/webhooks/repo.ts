@@ -100,6 +100,25 @@ export class WebhookRepo {
     return rows.map(toSubscription);
   }
 
+  /**
+   * The project's active subscriptions to `events` (in id order) and its public key, read through
+   * `db` (a change's transaction, which writes the deliveries of its events: event-deliveries.ts).
+   */
+  async activeWithPubKey(db: DbOrTrx, projectId: number, events: readonly string[]): Promise<{ pubKey: string; subscriptions: Subscription[] } | null> {
+    const rows = await db
+      .selectFrom('webhooks')
+      .innerJoin('projects', 'projects.id', 'webhooks.project_id')
+      .selectAll('webhooks')
+      .select('projects.pub_key as project_pub_key')
+      .where('webhooks.project_id', '=', projectId)
+      .where('webhooks.event', 'in', [...events])
+      .where('webhooks.is_active', '=', 1)
+      .orderBy('webhooks.id')
+      .execute();
+    const first = rows[0];
+    return first ? { pubKey: first.project_pub_key, subscriptions: rows.map(toSubscription) } : null;
+  }
+
   async insert(s: Omit<Subscription, 'id'>): Promise<Subscription> {
     const row = await this.db
       .insertInto('webhooks')

@@ -83,6 +83,38 @@ describe('FileEventOutbox', () => {
     expect(events).toEqual(['file.stored']);
   });
 
+  it("a consumer's jobs are written in the change's transaction: with its commit, and not at all after a rollback", async () => {
+    const o = new FileEventOutbox();
+    const seen: string[][] = [];
+    o.heardBy([], [
+      async (_db, projectId, events) => {
+        seen.push(events.map((e) => `${projectId} ${e.uuid}`));
+        // Only what it hears: file.stored of project 3.
+        return events.filter((e) => e.event === 'file.stored' && projectId === 3).map((e) => ({ kind: 'blob.delete' as const, payload: { projectId, uuid: e.uuid, blobKey: 'consumed' } }));
+      },
+    ]);
+    const consumed = async (prefix: string) => (await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'blob.delete').where('payload', 'like', `%${prefix}%`).execute()).length;
+    await db.transaction((trx) =>
+      o.recordMany(trx, [
+        { projectId: 3, event: 'file.stored', uuid: 'consumed-1', initiator: systemInitiator() },
+        { projectId: 4, event: 'file.stored', uuid: 'consumed-2', initiator: systemInitiator() },
+        { projectId: 3, event: 'file.deleted', uuid: 'consumed-3', initiator: systemInitiator() },
+        { projectId: 3, event: 'file.stored', uuid: 'consumed-4', initiator: systemInitiator() },
+      ]),
+    );
+    // Asked once per project with that project's events; no event.file job for anyone.
+    expect(seen).toEqual([['3 consumed-1', '3 consumed-3', '3 consumed-4'], ['4 consumed-2']]);
+    expect(await consumed('consumed-')).toBe(2);
+    expect(await written('consumed-')).toBe(0);
+    await expect(
+      db.transaction(async (trx) => {
+        await o.record(trx, { projectId: 3, event: 'file.stored', uuid: 'rolled-back', initiator: systemInitiator() });
+        throw new Error('the change fails');
+      }),
+    ).rejects.toThrow('the change fails');
+    expect(await consumed('rolled-back')).toBe(0);
+  });
+
   it('activeEvents answers the asked events with an active subscription of that project, for every list length', async () => {
     const projects = new ProjectRepo(db);
     const { id: mine } = await projects.insert({ name: 'active-mine', pubKey: 'activeminepub', autostore: true, signedUploads: false, createdUs: 1 }, 'activeminesecret-0123456789');
