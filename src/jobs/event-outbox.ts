@@ -28,10 +28,12 @@ export type FileEventAudience = (db: DbOrTrx, projectId: number, events: readonl
 export type FileEventJobs = (db: DbOrTrx, projectId: number, events: readonly FileEvent[]) => Promise<readonly EnqueueOptions[]>;
 
 /**
- * Where file events are written. An event no feature would consume is not written: each one is a
- * job inserted, claimed and completed (three durable writes), and most projects have no
- * subscription for most events. Until the node's features are known (and in the CLI, which runs
- * none) every event is written, so none is lost to a consumer that exists but was not asked.
+ * Where file events are written: as the jobs their consumers return (FileEventJobs), and as
+ * `event.file` jobs for the audiences that read those. An event no feature would consume is not
+ * written: each one is a job inserted, claimed and completed (three durable writes), and most
+ * projects have no subscription for most events. Until the node's features are known (and in the
+ * CLI, which runs none) every event is written as an `event.file` job, so none is lost to a
+ * consumer that exists but was not asked (the webhooks feature fans those out).
  */
 export class FileEventOutbox {
   private audiences: FileEventAudience[] | null = null;
@@ -65,7 +67,11 @@ export class FileEventOutbox {
     const eventJob = (payload: FileEvent): EnqueueOptions => ({ kind: FILE_EVENT_JOB, payload, maxAttempts: 20 });
     if (this.audiences === null) return enqueueMany(db, events.map(eventJob));
     const byProject = new Map<number, FileEvent[]>();
-    for (const e of events) byProject.set(e.projectId, [...(byProject.get(e.projectId) ?? []), e]);
+    for (const e of events) {
+      const ofProject = byProject.get(e.projectId);
+      if (ofProject) ofProject.push(e);
+      else byProject.set(e.projectId, [e]);
+    }
     const jobs: EnqueueOptions[] = [];
     for (const [projectId, ofProject] of byProject) {
       const heard = await this.heard(db, projectId, [...new Set(ofProject.map((e) => e.event))]);
