@@ -60,6 +60,11 @@ export interface Db {
   leaveSyncToCaller?(): void;
   /** SQLite only: resolves once every commit made so far is on disk. */
   synced?(): Promise<void>;
+  /**
+   * SQLite only: the WAL sync a commit made now would wait to see end before its own began
+   * (wal-sync.ts `turn`), or null when a commit now waits for no more than one sync.
+   */
+  syncTurn?(): Promise<void> | null;
   close(): Promise<void>;
 }
 
@@ -113,6 +118,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     changeStamp: stamp.read,
     leaveSyncToCaller: () => dialect.skipSyncOnRelease(),
     synced: () => wal.sync(),
+    syncTurn: () => wal.turn(),
     close: async () => {
       await db.close();
       stamp.close();

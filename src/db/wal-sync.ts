@@ -37,6 +37,16 @@ export class WalSync {
     return this.start();
   }
 
+  /**
+   * For writers that wait for a sync anyway: the sync running now when none is queued behind it,
+   * else null. A commit made while it runs is made durable only by the next sync, which starts
+   * when it ends: committed after it, the same writes share that next sync and their transaction
+   * with whoever else arrived meanwhile. With a sync queued, a commit now joins that one.
+   */
+  turn(): Promise<void> | null {
+    return this.queued ? null : this.inFlight;
+  }
+
   /** After the database has closed: lets the syncs under way finish, then closes the file. */
   async close(): Promise<void> {
     this.closed = true;

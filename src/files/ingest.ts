@@ -27,9 +27,10 @@ export class FileIngest {
   private readonly uploadHooks: UploadHook[] = [];
   /**
    * New files' rows commit in groups: uploads whose bytes are durable while another upload's row is
-   * committing share the next transaction, so concurrent uploads share one durable commit (one
-   * WAL fsync on SQLite) instead of queueing for one each. Each still answers only after its row
-   * committed; a failing row fails alone (group-commit.ts runs the rest again).
+   * committing (on SQLite: while the WAL sync before theirs runs) share the next transaction, so
+   * concurrent uploads share one durable commit (one WAL fsync on SQLite) instead of queueing for
+   * one each. Each still answers only after its row committed and synced; a failing row fails
+   * alone (group-commit.ts runs the rest again).
    */
   private readonly rowCommits: GroupCommit;
 
@@ -41,7 +42,7 @@ export class FileIngest {
     private readonly events: FileEventOutbox,
     private readonly lifecycle: FileLifecycle,
   ) {
-    this.rowCommits = new GroupCommit(db);
+    this.rowCommits = new GroupCommit(db, undefined, true);
   }
 
   /** Adds work to the transaction of every new file's row (it fails the upload if it throws). */
