@@ -108,25 +108,35 @@ type MergeGroups = Map<MergedStatement<unknown, unknown>, { at: number[]; args: 
 /** Index of a merged write whose result nobody waits for (a `before` write). */
 const UNAWAITED = -1;
 
+export interface GroupCommitOptions {
+  /** Writes committed in one transaction at most (256). */
+  maxBatch?: number;
+  /**
+   * Every write waits for its commit's sync (none is `unsynced`), so on SQLite a batch is held
+   * while a WAL sync runs with none queued behind it (Db.syncTurn): its writes would wait for the
+   * sync after that one anyway, and committed once it ends they share one transaction with
+   * everything that arrived meanwhile (new files: about 21 WAL pages for a row committed alone,
+   * 15 for two, 12 for four, and one BEGIN, COMMIT and event-audience read per batch).
+   */
+  afterSync?: boolean;
+}
+
 export class GroupCommit {
   private pending: Pending[] = [];
   private flushing = false;
 
   private readonly db: Kysely<Database>;
 
-  /**
-   * `afterSync`: every write waits for its commit's sync (none is `unsynced`), so on SQLite a batch
-   * is held while a WAL sync runs with none queued behind it (Db.syncTurn): its writes would wait
-   * for the sync after that one anyway, and committed once it ends they share one transaction with
-   * everything that arrived meanwhile (new files: about 21 WAL pages for a row committed alone,
-   * 15 for two, 12 for four, and one BEGIN, COMMIT and event-audience read per batch).
-   */
+  private readonly maxBatch: number;
+  private readonly afterSync: boolean;
+
   constructor(
     private readonly store: Db,
-    private readonly maxBatch = 256,
-    private readonly afterSync = false,
+    options: GroupCommitOptions = {},
   ) {
     this.db = store.kysely;
+    this.maxBatch = options.maxBatch ?? 256;
+    this.afterSync = options.afterSync ?? false;
   }
 
   /** Runs `write` in a transaction, shared with the writes that arrive meanwhile. */

@@ -42,7 +42,7 @@ export class FileIngest {
     private readonly events: FileEventOutbox,
     private readonly lifecycle: FileLifecycle,
   ) {
-    this.rowCommits = new GroupCommit(db, undefined, true);
+    this.rowCommits = new GroupCommit(db, { afterSync: true });
   }
 
   /** Adds work to the transaction of every new file's row (it fails the upload if it throws). */

@@ -83,7 +83,7 @@ export class InPlacePartStore extends BlobPartStore {
     // marker, then the state again: a completion that claimed the upload before the second check
     // sees the part missing; one that claims it after is refused by that check.
     await opts.beforeWrite();
-    await dropMarker(this.local.localPath(InPlacePartStore.markerKey(w.uuid, w.part)));
+    await unlinkIfPresent(this.local.localPath(InPlacePartStore.markerKey(w.uuid, w.part)));
     await opts.beforeWrite();
     const file = this.local.localPath(InPlacePartStore.dataKey(w.uuid));
     const later = this.digestsLater(w.size);
@@ -155,7 +155,7 @@ export class InPlacePartStore extends BlobPartStore {
     this.digests.forget(t.uuid);
     const keys = [InPlacePartStore.dataKey(t.uuid), ...Array.from({ length: t.parts }, (_, i) => InPlacePartStore.markerKey(t.uuid, i + 1))];
     // Plain unlinks (the store's delete looks each path up first: twice the thread pool's round trips, 206 for 1 GiB).
-    await Promise.all(keys.map((key) => dropMarker(this.local.localPath(key)).catch(() => undefined)));
+    await Promise.all(keys.map((key) => unlinkIfPresent(this.local.localPath(key)).catch(() => undefined)));
   }
 
   private async marker(uuid: string, part: number): Promise<PartMarker | null> {
@@ -242,8 +242,8 @@ async function createDataFile(file: string): Promise<number> {
   return openFd(file, fs.constants.O_RDWR | fs.constants.O_CREAT);
 }
 
-/** Removes a part's marker or the data file (none is fine): a plain unlink, where fs.rm looks the path up first. */
-async function dropMarker(file: string): Promise<void> {
+/** Removes a file (none is fine): a plain unlink, where fs.rm looks the path up first. */
+async function unlinkIfPresent(file: string): Promise<void> {
   await fsp.unlink(file).catch(nullWhenMissing);
 }
 
