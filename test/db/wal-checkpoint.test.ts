@@ -7,12 +7,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, usingPostgres, type ProjectKeys, type TestServer } from '../helpers/server.js';
-import { uploadBase } from '../helpers/rest.js';
-
-let server: TestServer;
-let keys: ProjectKeys;
+import { describe, expect, it } from 'vitest';
+import { usingPostgres } from '../helpers/server.js';
+import { useServer } from '../helpers/use-server.js';
 
 /** Frames of the WAL's current generation: a checkpoint followed by a write starts a new one from its first frame. */
 function currentFrames(wal: string): number {
@@ -29,21 +26,14 @@ function currentFrames(wal: string): number {
 }
 
 describe.skipIf(usingPostgres())('SQLite WAL checkpoints', () => {
-  beforeAll(async () => {
-    server = await startServer();
-    keys = await server.createProject();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
+  const srv = useServer();
 
   it('the WAL grows past 1,000 pages before a checkpoint starts it again', async () => {
-    const wal = path.join(server.dataDir, 'stowage.sqlite-wal');
+    const wal = path.join(srv.server.dataDir, 'stowage.sqlite-wal');
     let frames = 0;
     // About 15-20 pages per stored upload: at 1,000 the WAL restarted before 1,100 frames.
     for (let i = 0; i < 400 && frames <= 1100; i++) {
-      const up = await uploadBase(server.upload, keys.public_key, [{ name: `f${i}.bin`, data: crypto.randomBytes(64) }], { UPLOADCARE_STORE: '1' });
-      expect(up.status).toBe(200);
+      await srv.uploadFile(`f${i}.bin`, crypto.randomBytes(64));
       frames = currentFrames(wal);
     }
     expect(frames).toBeGreaterThan(1100);
