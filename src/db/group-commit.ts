@@ -130,13 +130,10 @@ export class GroupCommit {
   private readonly maxBatch: number;
   private readonly afterSync: boolean;
 
-  constructor(
-    private readonly store: Db,
-    options: GroupCommitOptions = {},
-  ) {
+  constructor(private readonly store: Db, { maxBatch = 256, afterSync = false }: GroupCommitOptions = {}) {
     this.db = store.kysely;
-    this.maxBatch = options.maxBatch ?? 256;
-    this.afterSync = options.afterSync ?? false;
+    this.maxBatch = maxBatch;
+    this.afterSync = afterSync;
   }
 
   /** Runs `write` in a transaction, shared with the writes that arrive meanwhile. */
