@@ -72,10 +72,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   nodeGauges(metrics, config, queue);
   await waitForRedis(redis, log);
   const features = await createFeatures(ctx);
-  files.events.heardBy(
-    features.flatMap((f) => (f.fileEventAudience ? [f.fileEventAudience] : [])),
-    features.flatMap((f) => (f.fileEventJobs ? [f.fileEventJobs] : [])),
-  );
+  files.events.heardBy(features.flatMap((f) => (f.fileEventJobs ? [f.fileEventJobs] : [])));
   const maintenance = queueMaintenance(queue);
   const leftovers = leftoverSweeps(blobs, features.flatMap((f) => f.blobOwners ?? []), config, log);
   for (const jobs of [maintenance.jobs, leftovers.jobs, ...features.map((f) => f.jobs ?? {})]) worker.registerAll(jobs);

@@ -10,7 +10,7 @@ import type { RestVersion } from './core/file-json.js';
 import type { JobHandlers } from './jobs/worker.js';
 import type { PeriodicSchedule } from './jobs/periodic.js';
 import type { BlobKeyOwner } from './blobs/sweep.js';
-import type { FileEventAudience, FileEventJobs } from './jobs/event-outbox.js';
+import type { FileEventJobs } from './jobs/event-outbox.js';
 import type { Plan } from './media/plan.js';
 import type { RenderResult } from './media/render.js';
 
@@ -46,11 +46,6 @@ export interface Feature {
   blobOwners?: BlobKeyOwner[];
   /** Jobs proposed once per period by every node; the queue keeps one per period. */
   schedules?: PeriodicSchedule[];
-  /**
-   * Which file events this feature consumes (its `event.file` job handler reads them): an event
-   * no feature's audience answers yes for is not written at all (jobs/event-outbox.ts).
-   */
-  fileEventAudience?: FileEventAudience;
   /** Jobs this feature writes itself for file events, in the change's transaction (jobs/event-outbox.ts). */
   fileEventJobs?: FileEventJobs;
 }

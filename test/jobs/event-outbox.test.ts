@@ -1,9 +1,7 @@
 /**
- * The file-event outbox against the real store: an event is written only when a feature would
- * consume it, and within one transaction (a batch store of many files) a "yes" is asked once per
- * project and event, not once per file (a round trip each on PostgreSQL). A "no" is asked again.
- * The events of one change (an upload stored at once: file.uploaded and file.stored) are one
- * question, and the webhooks feature answers it with one statement.
+ * The file-event outbox against the real store: a change's events become its consumers' jobs in
+ * its transaction (one question per project), or `event.file` jobs on a process that runs no
+ * feature. And the webhooks feature's "which of these events has a subscription" statement.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
@@ -21,72 +19,28 @@ beforeAll(async () => {
 });
 afterAll(() => store?.close());
 
-/** An outbox whose one audience hears `heard` and counts the questions. */
-function outbox(heard: (projectId: number, event: FileEventName) => boolean): { outbox: FileEventOutbox; asked: () => number } {
-  let asked = 0;
-  const o = new FileEventOutbox();
-  o.heardBy([
-    async (_db, projectId, events) => {
-      asked++;
-      return new Set(events.filter((event) => heard(projectId, event)));
-    },
-  ]);
-  return { outbox: o, asked: () => asked };
-}
-
 const written = async (uuidPrefix: string) =>
   (await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'event.file').where('payload', 'like', `%${uuidPrefix}%`).execute()).length;
 
 describe('FileEventOutbox', () => {
-  it('asks once per project and event within a transaction when the answer is yes, and writes every event', async () => {
-    const { outbox: o, asked } = outbox((projectId) => projectId === 1);
-    await db.transaction(async (trx) => {
-      for (let i = 0; i < 5; i++) await o.record(trx, { projectId: 1, event: 'file.stored', uuid: `yes-${i}`, initiator: systemInitiator() });
-      await o.record(trx, { projectId: 1, event: 'file.deleted', uuid: 'yes-other-event', initiator: systemInitiator() });
-    });
-    expect(asked()).toBe(2);
-    expect(await written('yes-')).toBe(6);
-    // A new transaction asks again (a subscription may have gone meanwhile).
-    await db.transaction((trx) => o.record(trx, { projectId: 1, event: 'file.stored', uuid: 'yes-later', initiator: systemInitiator() }));
-    expect(asked()).toBe(3);
-  });
-
-  it('asks again after a no, and writes nothing for no one', async () => {
-    const { outbox: o, asked } = outbox(() => false);
-    await db.transaction(async (trx) => {
-      for (let i = 0; i < 3; i++) await o.record(trx, { projectId: 2, event: 'file.stored', uuid: `no-${i}`, initiator: systemInitiator() });
-    });
-    expect(asked()).toBe(3);
-    expect(await written('no-')).toBe(0);
-  });
-
-  it("an upload's two events are one question to the webhooks table, and only the subscribed one is written", async () => {
-    const { id: projectId } = await new ProjectRepo(db).insert({ name: 'audience', pubKey: 'audiencepub', autostore: true, signedUploads: false, createdUs: 1 }, 'audiencesecret-0123456789');
-    const repo = new WebhookRepo(db);
-    await repo.insert({ projectId, event: 'file.stored', targetUrl: 'http://127.0.0.1:9/', isActive: true, signingSecret: null, version: '0.7', createdUs: 1, updatedUs: 1 });
-    let statements = 0;
+  it('writes every event as an event.file job until it knows its consumers (the CLI), and none after an empty list', async () => {
     const o = new FileEventOutbox();
-    o.heardBy([
-      (trx, id, events) => {
-        statements++;
-        return repo.activeEvents(trx, id, events);
-      },
-    ]);
     await db.transaction((trx) =>
       o.recordMany(trx, [
-        { projectId, event: 'file.uploaded', uuid: 'pair-1', initiator: systemInitiator() },
-        { projectId, event: 'file.stored', uuid: 'pair-1', initiator: systemInitiator() },
+        { projectId: 1, event: 'file.stored', uuid: 'unknown-1', initiator: systemInitiator() },
+        { projectId: 2, event: 'file.deleted', uuid: 'unknown-2', initiator: systemInitiator() },
       ]),
     );
-    expect(statements).toBe(1);
-    const events = (await db.kysely.selectFrom('jobs').select('payload').where('kind', '=', 'event.file').where('payload', 'like', '%pair-1%').execute()).map((r) => (JSON.parse(r.payload) as { event: string }).event);
-    expect(events).toEqual(['file.stored']);
+    expect(await written('unknown-')).toBe(2);
+    o.heardBy([]);
+    await db.transaction((trx) => o.record(trx, { projectId: 1, event: 'file.stored', uuid: 'nobody-1', initiator: systemInitiator() }));
+    expect(await written('nobody-')).toBe(0);
   });
 
   it("a consumer's jobs are written in the change's transaction: with its commit, and not at all after a rollback", async () => {
     const o = new FileEventOutbox();
     const seen: string[][] = [];
-    o.heardBy([], [
+    o.heardBy([
       async (_db, projectId, events) => {
         seen.push(events.map((e) => `${projectId} ${e.uuid}`));
         // Only what it hears: file.stored of project 3.
