@@ -116,7 +116,7 @@ export interface GroupCommitOptions {
    * while a WAL sync runs with none queued behind it (Db.syncTurn): its writes would wait for the
    * sync after that one anyway, and committed once it ends they share one transaction with
    * everything that arrived meanwhile (new files: about 21 WAL pages for a row committed alone,
-   * 15 for two, 12 for four, and one BEGIN, COMMIT and event-audience read per batch).
+   * 15 for two, 12 for four, and one BEGIN, COMMIT and webhook-subscription read per batch).
    */
   afterSync?: boolean;
 }

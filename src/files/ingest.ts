@@ -146,7 +146,7 @@ export class FileIngest {
             await this.repo.insert(trx, row);
             await enqueueLaterDigest(trx, row);
           }
-          // Both events in one call: their audience is one read, their jobs one insert.
+          // Both events in one call: the webhooks' subscription read is one, their jobs one insert.
           const uploaded: FileEvent = { projectId: row.projectId, event: 'file.uploaded', uuid: row.uuid, initiator };
           await this.events.recordMany(trx, stored ? [uploaded, { ...uploaded, event: 'file.stored' }] : [uploaded]);
           for (const hook of this.uploadHooks) await hook(trx, row, initiator);
