@@ -60,7 +60,7 @@ export class JobQueue {
     const { kinds, limit, leaseMs } = opts;
     if (kinds.length === 0 || limit <= 0) return [];
     await this.buryAbandoned(kinds, leaseMs);
-    const rows = await this.writes.statement((db) => {
+    const rows = await this.writes.statement((db): Promise<ClaimedRow[]> => {
       const now = nowUs();
       const lease = now + leaseMs * 1000;
       if (opts.perKeyLimit !== undefined) return this.claimFair(db, workerId, kinds, limit, opts.perKeyLimit, now, lease, opts.read);

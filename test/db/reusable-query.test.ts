@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, DbOrTrx } from '../../src/db/connect.js';
-import { literalLimit, ReusableQueriesByShape, reusableQuery } from '../../src/db/reusable-query.js';
+import { boundLimit, literalLimit, ReusableQueriesByShape, reusableQuery } from '../../src/db/reusable-query.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
 
 let store: TestStore;
@@ -84,6 +84,14 @@ describe('reusableQuery', () => {
     }
     expect(db.kysely.selectFrom('jobs').select('kind').limit(literalLimit(7)).compile().sql).toMatch(/limit 7$/);
     for (const bad of [1.5, -1, Number.NaN, 2 ** 60]) expect(() => literalLimit(bad)).toThrow(/not a row limit/);
+  });
+
+  it('binds a LIMIT that is no bare parameter: one SQL text whatever the limit, each run limited by its own', async () => {
+    const limited = (n: number) => db.kysely.selectFrom('jobs').select('run_at_us').where('kind', '=', 'rq.a').orderBy('run_at_us').limit(boundLimit(n));
+    expect(new Set([1, 2, 3].map((n) => limited(n).compile().sql)).size).toBe(1);
+    expect(limited(2).compile().sql).not.toMatch(/limit \?$/i);
+    for (const n of [3, 1, 2, 0]) expect((await limited(n).execute()).map((r) => Number(r.run_at_us))).toEqual([1, 2, 4].slice(0, n));
+    for (const bad of [1.5, -1, Number.NaN, 2 ** 60]) expect(() => boundLimit(bad)).toThrow(/not a row limit/);
   });
 });
 

@@ -3,7 +3,10 @@ import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx } from '../../db/connect.js';
 import type { JobKind } from '../kinds.js';
 import { stillPending } from './still-pending.js';
-import type { ClaimedRow, ClaimRead, JobRow } from './types.js';
+import { CLAIMED_COLUMNS, type ClaimedRow, type ClaimRead } from './types.js';
+
+/** The claimed columns (CLAIMED_COLUMNS) of the jobs table under `alias`: only those are sent and parsed. */
+const claimedOf = (alias: 'jobs' | 'c') => sql.join(CLAIMED_COLUMNS.map((c) => sql.ref(`${alias}.${c}`)));
 
 /**
  * The locking CTE is evaluated exactly once (MATERIALIZED), and SKIP LOCKED makes concurrent
@@ -11,9 +14,9 @@ import type { ClaimedRow, ClaimRead, JobRow } from './types.js';
  * re-checked against the WHERE clause (READ COMMITTED re-evaluation), so a fresh lease is never
  * taken over; the UPDATE repeats the conditions as a second guard.
  */
-export async function claimPostgres(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<JobRow[]> {
+export async function claimPostgres(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, now: number, lease: number): Promise<ClaimedRow[]> {
   const kindList = sql.join(kinds.map((k) => sql`${k}`));
-  const res = await sql<JobRow>`
+  const res = await sql<ClaimedRow>`
     WITH due AS MATERIALIZED (
       SELECT id FROM jobs
       WHERE state = 'pending' AND kind IN (${kindList}) AND run_at_us <= ${now}
@@ -25,7 +28,7 @@ export async function claimPostgres(db: DbOrTrx, workerId: string, kinds: readon
     UPDATE jobs SET locked_by = ${workerId}, lease_until_us = ${lease}, attempts = jobs.attempts + 1
     FROM due
     WHERE jobs.id = due.id AND ${stillPending('jobs.state')} AND (jobs.lease_until_us IS NULL OR jobs.lease_until_us < ${now})
-    RETURNING jobs.*`.execute(db);
+    RETURNING ${claimedOf('jobs')}`.execute(db);
   return res.rows;
 }
 
@@ -36,14 +39,14 @@ export async function claimPostgres(db: DbOrTrx, workerId: string, kinds: readon
  */
 export async function claimFairPostgres(db: DbOrTrx, workerId: string, kinds: readonly JobKind[], limit: number, perKey: number, now: number, lease: number, read: ClaimRead | undefined): Promise<ClaimedRow[]> {
   const claim = sql`claim_fair_jobs(${[...kinds]}::text[], ${workerId}, ${limit}, ${perKey}, ${now}, ${lease}) AS c`;
-  const select = read ? withReadRow(claim, read) : sql<ClaimedRow>`SELECT c.* FROM ${claim}`;
+  const select = read ? withReadRow(claim, read) : sql<ClaimedRow>`SELECT ${claimedOf('c')} FROM ${claim}`;
   const res = await (db.isTransaction ? select : unsyncedClaim(select)).execute(db);
   return res.rows;
 }
 
 /** The claimed rows `c` with each one's ClaimRead row (to_jsonb: one column whatever the table). */
 function withReadRow(claim: RawBuilder<unknown>, read: ClaimRead): RawBuilder<ClaimedRow> {
-  return sql<ClaimedRow>`SELECT c.*, to_jsonb(r) AS read_row FROM ${claim}
+  return sql<ClaimedRow>`SELECT ${claimedOf('c')}, to_jsonb(r) AS read_row FROM ${claim}
     LEFT JOIN ${sql.table(read.table)} AS r ON r.id = (c.payload::jsonb ->> ${read.idField})::bigint`;
 }
 

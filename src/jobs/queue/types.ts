@@ -73,5 +73,11 @@ export const DEFAULT_MAX_ATTEMPTS = 10;
 export type OutcomeWrite = ((trx: Transaction<Database>) => Promise<void>) | BeforeWrite;
 
 export type JobRow = Selectable<Database['jobs']>;
+/**
+ * The columns a claim hands out (ClaimedJob's), the only ones claims return: the others were never
+ * read, yet on SQLite every RETURNING column of each claimed row is copied twice (into SQLite's
+ * result table, then into a JS object), and on PostgreSQL sent and parsed.
+ */
+export const CLAIMED_COLUMNS = ['id', 'kind', 'payload', 'attempts', 'max_attempts', 'locked_by', 'created_us'] as const satisfies readonly (keyof JobRow)[];
 /** A claimed job's row, with the ClaimRead's row when the claim read one. */
-export type ClaimedRow = JobRow & { read_row?: ClaimReadRow | null };
+export type ClaimedRow = Pick<JobRow, (typeof CLAIMED_COLUMNS)[number]> & { read_row?: ClaimReadRow | null };
