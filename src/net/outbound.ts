@@ -9,6 +9,8 @@
  *    literal is checked before the request is dispatched.
  * Redirects are followed here, hop by hop, so each Location goes through the same checks.
  * Bodies are exposed as size-capped streams and every request has a total deadline.
+ * exchange() is the short form for answers that matter only by their status and first bytes
+ * (webhook deliveries): one hop, no stream, the same guard and deadline.
  */
 import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
@@ -17,10 +19,12 @@ import { Agent, type Dispatcher } from 'undici';
 import { AppError } from '../core/errors.js';
 import { AddressPolicy, parseAddress, parseAllowList } from './address-policy.js';
 import { downloadErrors, urlErrors } from '../core/error-catalogue/download.js';
+import { type Exchange, ExchangeHandler, type ExchangeInit } from './exchange.js';
 import { headerValue, mapError, wrapResponse, type OutboundResponse } from './response.js';
 import { parseOutboundUrl, unbracket } from './url-syntax.js';
 
 export type { OutboundResponse } from './response.js';
+export type { Exchange, ExchangeInit } from './exchange.js';
 export { parseAllowList } from './address-policy.js';
 
 export interface ResolvedAddress {
@@ -56,6 +60,13 @@ export interface RequestInit {
   followRedirects?: boolean;
 }
 
+/** A URL that passed the literal check, with what a dispatch needs of it. */
+interface Target {
+  url: URL;
+  origin: string;
+  path: string;
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** URLs kept parsed and checked per client (firstHop); past this many the set starts over. */
 const CHECKED_URLS = 256;
@@ -72,7 +83,7 @@ export class OutboundClient {
   private readonly policy: AddressPolicy;
   private readonly resolver: Resolver;
   private readonly agent: Agent;
-  private readonly checkedUrls = new Map<string, URL>();
+  private readonly checkedUrls = new Map<string, Target>();
 
   constructor(private readonly opts: OutboundOptions) {
     positive('timeoutMs', opts.timeoutMs);
@@ -115,7 +126,7 @@ export class OutboundClient {
       throw mapError(err, timedOut);
     };
 
-    let current = this.firstHop(url, fail);
+    let current = this.firstHop(url, fail).url;
     let method = (init.method ?? 'GET').toUpperCase();
     let body = init.body;
     let headers: Record<string, string> = { 'user-agent': this.opts.userAgent ?? 'Stowage', ...lowerKeys(init.headers) };
@@ -158,6 +169,32 @@ export class OutboundClient {
     }
   }
 
+  /**
+   * Sends a request and answers its status and the first excerptBytes of the body as text: a 3xx
+   * is the answer (no redirect is followed). Throws as request() does when no status arrives; a
+   * body that fails after the status is reported in bodyError.
+   */
+  exchange(url: string, init: ExchangeInit): Promise<Exchange> {
+    let target: Target;
+    try {
+      target = this.firstHop(url, (err) => {
+        throw err;
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const maxBytes = init.maxBytes ?? this.opts.maxBytes;
+    const limits = { excerptBytes: Math.min(init.excerptBytes, maxBytes), maxBytes, timeoutMs: init.timeoutMs ?? this.opts.timeoutMs };
+    const headers = init.headers['user-agent'] === undefined ? { 'user-agent': this.opts.userAgent ?? 'Stowage', ...init.headers } : init.headers;
+    // undici's idle timers (set and cleared on each request) cannot fire before a deadline that
+    // started earlier and is no longer: 0 turns them off.
+    const idle = (this.opts.idleTimeoutMs ?? this.opts.timeoutMs) >= limits.timeoutMs ? 0 : undefined;
+    return new Promise((resolve, reject) => {
+      const opts = { origin: target.origin, path: target.path, method: init.method as Dispatcher.HttpMethod, headers, body: init.body, headersTimeout: idle, bodyTimeout: idle };
+      this.agent.dispatch(opts, new ExchangeHandler(limits, { resolve, reject }));
+    });
+  }
+
   /** request() for fetching a file: non-2xx becomes DownloadFileHTTP*Error, declared size is checked first. */
   async download(url: string, init: RequestInit = {}): Promise<OutboundResponse> {
     const res = await this.request(url, { ...init, method: init.method ?? 'GET' });
@@ -184,14 +221,16 @@ export class OutboundClient {
    * so a URL that passed once passes again; a refused one is not kept. The URLs kept are
    * shared: nothing here changes a URL object.
    */
-  private firstHop(url: string, fail: (e: unknown) => never): URL {
+  private firstHop(url: string, fail: (e: unknown) => never): Target {
     const known = this.checkedUrls.get(url);
     if (known) return known;
     const parsed = safeParse(url, fail);
     this.checkHop(parsed, fail);
     if (this.checkedUrls.size >= CHECKED_URLS) this.checkedUrls.clear();
-    this.checkedUrls.set(url, parsed);
-    return parsed;
+    // origin drops userinfo and fragment
+    const target = { url: parsed, origin: parsed.origin, path: parsed.pathname + parsed.search };
+    this.checkedUrls.set(url, target);
+    return target;
   }
 
   /** A hop's literal host against the policy (a hostname is checked at its lookup). */

@@ -18,7 +18,7 @@ import { nowUs } from '../core/time.js';
 import type { WebhookDeliveryPayload } from '../jobs/kinds.js';
 import { backoffMs } from '../jobs/queue.js';
 import { JobGiveUpError, JobRetryLaterError, type JobHandler } from '../jobs/worker.js';
-import { OutboundClient } from '../net/outbound.js';
+import { type Exchange, OutboundClient } from '../net/outbound.js';
 import { TargetBreakers } from './breaker.js';
 import { insertDeliveries, type NewDelivery } from './repo.js';
 import type { SubscriptionReads } from './subscription-reads.js';
@@ -123,28 +123,14 @@ export function deliveryHandler(ctx: AppContext, subscriptions: SubscriptionRead
 }
 
 async function attempt(client: OutboundClient, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
-  let res: Awaited<ReturnType<OutboundClient['request']>>;
+  let res: Exchange;
   try {
-    res = await client.request(url, { method: 'POST', headers, body, followRedirects: false });
+    res = await client.exchange(url, { method: 'POST', headers, body, excerptBytes: EXCERPT_BYTES });
   } catch (err) {
     if (isAppError(err)) return { status: null, excerpt: null, error: `${err.code}: ${err.message}`, permanent: PERMANENT_CODES.has(err.code) };
     return { status: null, excerpt: null, error: err instanceof Error ? err.message : String(err), permanent: false };
   }
-  let excerpt: string | null = null;
-  let error: string | null = null;
-  try {
-    excerpt = clipUtf8(await res.text(EXCERPT_BYTES), EXCERPT_BYTES);
-  } catch (err) {
-    // The status already arrived; a body that stalls or breaks only loses the excerpt.
-    error = isAppError(err) ? `${err.code}: ${err.message} (while reading the response)` : 'response body unreadable';
-    await res.discard().catch(() => undefined);
-  }
-  return { status: res.status, excerpt, error, permanent: false };
-}
-
-/** At most `maxBytes` of UTF-8, cut on a character boundary. */
-function clipUtf8(text: string, maxBytes: number): string {
-  let out = text;
-  while (Buffer.byteLength(out, 'utf8') > maxBytes) out = out.slice(0, -1);
-  return out;
+  // The status already arrived; a body that stalls or breaks only loses the excerpt.
+  const error = res.bodyError ? `${res.bodyError.code}: ${res.bodyError.message} (while reading the response)` : null;
+  return { status: res.status, excerpt: res.excerpt, error, permanent: false };
 }

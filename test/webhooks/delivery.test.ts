@@ -1,6 +1,7 @@
 /**
  * Delivery behaviour: retries until a receiver recovers (every attempt recorded), a bounded retry
- * window, timeouts, and targets refused by the SSRF guard never being contacted.
+ * window, timeouts, what is kept of an answer (a huge or endless body, a redirect), and targets
+ * refused by the SSRF guard never being contacted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../helpers/use-server.js';
@@ -16,6 +17,7 @@ interface DeliveryRec {
   error: string | null;
   response_excerpt: string | null;
   event_id: number;
+  duration_ms: number;
 }
 
 async function deliveries(call: ReturnType<typeof restClient>, id: number): Promise<DeliveryRec[]> {
@@ -91,6 +93,55 @@ describe('retries (server allowed to reach loopback)', () => {
     const held = settled.filter((r) => r.error?.startsWith('circuit '));
     expect(receiver.received.length).toBe(settled.length - held.length);
     for (const r of held) expect(r).toMatchObject({ status: null, success: false });
+  });
+});
+
+describe('what is kept of an answer (server allowed to reach loopback)', () => {
+  const srv = useServer({
+    env: {
+      STOWAGE_OUTBOUND_ALLOW: '127.0.0.0/8',
+      STOWAGE_WEBHOOK_TIMEOUT_MS: '5000',
+      STOWAGE_WEBHOOK_RETRY_BASE_MS: '100',
+      STOWAGE_WEBHOOK_RETRY_MAX_MS: '400',
+      STOWAGE_WEBHOOK_RETRY_FOR_MS: '2000',
+    },
+  });
+  const receivers: Receiver[] = [];
+
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  async function subscribe(receiver: Receiver): Promise<number> {
+    receivers.push(receiver);
+    const r = await srv.call('POST', '/webhooks/', form({ target_url: receiver.url, event: 'file.uploaded' }));
+    expect(r.status).toBe(201);
+    return r.json.id;
+  }
+  const firstRecord = (id: number) => eventually(async () => (await deliveries(srv.call, id))[0], 10_000, `a delivery record for hook ${id}`);
+
+  it('a huge or never-ending body: the excerpt is its first 1024 bytes of whole characters, and the delivery ends long before the timeout', async () => {
+    const huge = await startReceiver(() => ({ status: 200, body: 'é'.repeat(4 * 1024 * 1024) })); // 8 MiB, 2 bytes a character
+    const endless = await startReceiver(() => ({ status: 200, body: '€'.repeat(2000), open: true })); // 3 bytes a character
+    const hugeId = await subscribe(huge);
+    const endlessId = await subscribe(endless);
+    await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'h.txt', data: 'h' }], { UPLOADCARE_STORE: '0' });
+    for (const [id, excerpt] of [[hugeId, 'é'.repeat(512)], [endlessId, '€'.repeat(341)]] as const) {
+      const rec = await firstRecord(id);
+      expect(rec).toMatchObject({ attempt: 1, status: 200, success: true, error: null, response_excerpt: excerpt });
+      expect(rec.duration_ms).toBeLessThan(2500);
+    }
+  });
+
+  it('a redirect is the answer: recorded with its status, its Location never contacted', async () => {
+    const elsewhere = await startReceiver();
+    receivers.push(elsewhere);
+    const id = await subscribe(await startReceiver(() => ({ status: 302, headers: { location: elsewhere.url }, body: 'moved' })));
+    await uploadBase(srv.upload, srv.keys.public_key, [{ name: 'r.txt', data: 'r' }], { UPLOADCARE_STORE: '0' });
+    expect(await firstRecord(id)).toMatchObject({ attempt: 1, status: 302, success: false, error: null, response_excerpt: 'moved' });
+    await sleep(2500); // the retries, all inside the window
+    expect((await deliveries(srv.call, id)).length).toBeGreaterThan(1);
+    expect(elsewhere.received).toEqual([]);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * A webhook receiver for tests: a real HTTP server on 127.0.0.1 that records every request and
- * answers as the test's script says (status, body, or hang without answering).
+ * answers as the test's script says (status, headers and body, a body that never ends, or hang
+ * without answering).
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -14,7 +15,11 @@ export interface Received {
   json: any;
 }
 
-export type Reply = { status: number; body?: string } | 'hang';
+/**
+ * How to answer: a status with a body (and headers), the body's start with the response left open
+ * (`open`: a body that never ends), or no answer at all.
+ */
+export type Reply = { status: number; body?: string; headers?: Record<string, string>; open?: boolean } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -54,8 +59,10 @@ export async function startReceiver(script: (n: number, req: Received) => Reply 
         hanging.add(res);
         return;
       }
-      res.writeHead(reply.status, { 'content-type': 'text/plain' });
-      res.end(reply.body ?? '');
+      res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
+      if (!reply.open) return void res.end(reply.body ?? '');
+      res.write(reply.body ?? '');
+      hanging.add(res);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
