@@ -1,6 +1,7 @@
 /** Queries of the conversion_jobs table: one row per accepted conversion path. */
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Db, DbOrTrx } from '../db/connect.js';
+import { literalLimit } from '../db/reusable-query.js';
 import type { Database } from '../db/schema.js';
 import type { ConversionJobsTable } from '../db/tables/conversions.js';
 import { nowUs } from '../core/time.js';
@@ -49,7 +50,7 @@ export class ConversionRepo {
       .where('target', '=', target)
       .where('status', '=', 'finished')
       .orderBy('id', 'desc')
-      .limit(1)
+      .limit(literalLimit(1))
       .executeTakeFirst();
   }
 

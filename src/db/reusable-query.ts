@@ -102,11 +102,13 @@ export function literalLimit(limit: number): RawBuilder<number> {
 }
 
 /**
- * A LIMIT that differs from run to run (a claim's free slots) as a bound parameter that does not
- * re-prepare the statement: SQLite reads a LIMIT's bound value while planning only where the
- * LIMIT is the bare parameter (literalLimit), so `(? + 0)` is evaluated when run instead. With a
- * literal, each value would be a SQL text of its own in the statement cache; bare, the webhook
- * burst's fair claim was planned again on every run (0.27 ms of SQLite's time against 0.09).
+ * A LIMIT that differs from run to run (a claim's free slots, a page size a client picks) as a
+ * bound parameter that does not re-prepare the statement: SQLite reads a LIMIT's bound value while
+ * planning only where the LIMIT is the bare parameter (literalLimit), so `(? + 0)` is evaluated
+ * when run instead. With a literal, each value would be a SQL text of its own in the statement
+ * cache; bare, the webhook burst's fair claim was planned again on every run (0.27 ms of SQLite's
+ * time against 0.09). PostgreSQL plans an unnamed statement with its values, folding `$1 + 0`
+ * into the constant, so its plans still see the limit.
  */
 export function boundLimit(limit: number): RawBuilder<number> {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`not a row limit: ${limit}`);

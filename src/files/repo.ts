@@ -3,7 +3,7 @@ import { CompiledQuery, sql, type Kysely, type SqlBool } from 'kysely';
 import type { SearchCursor, SearchQuery } from './search-query.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
-import { reusableQuery } from '../db/reusable-query.js';
+import { literalLimit, reusableQuery } from '../db/reusable-query.js';
 import { ReadBatcher, type ReadBatchStats } from '../db/read-batcher.js';
 import { DeferredTextIndex } from './text/repo.js';
 import type { FileRecord } from '../core/file-record.js';
@@ -168,7 +168,7 @@ export class FileRepo {
       .where('source_url', '=', sourceUrl)
       .where('removed_us', 'is', null)
       .orderBy('uploaded_us', 'desc')
-      .limit(1)
+      .limit(literalLimit(1))
       .executeTakeFirst();
     return r ? toRecord(r) : null;
   }
@@ -242,7 +242,7 @@ export class FileRepo {
       .where('removed_us', 'is', null)
       .where('uploaded_us', '<', cutoffUs)
       .orderBy('uploaded_us')
-      .limit(limit)
+      .limit(literalLimit(limit))
       .execute();
     return rows.map((r) => ({ uuid: r.uuid, projectId: Number(r.project_id) }));
   }

@@ -8,6 +8,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { boundLimit } from '../db/reusable-query.js';
 import type { Database } from '../db/schema.js';
 import type { FileRecord } from '../core/file-record.js';
 import { uuidObjectKey } from '../core/object-key.js';
@@ -108,7 +109,7 @@ export class ObjectRepo {
       const upper = prefixEnd(range.prefix);
       if (upper !== null) q = q.where('object_key', '<', upper);
     }
-    const rows = await q.orderBy('object_key').limit(limit).execute();
+    const rows = await q.orderBy('object_key').limit(boundLimit(limit)).execute();
     return rows.map(toObject);
   }
 
@@ -121,7 +122,7 @@ export class ObjectRepo {
     let q = this.db.selectFrom('files').select(COLUMNS).where('project_id', '=', projectId).where('object_key', 'is', null).where('removed_us', 'is', null).where(this.uuidOrder, '>=', low);
     const upper = range.prefix === '' ? null : prefixEnd(range.prefix.slice(0, 36));
     if (upper !== null) q = q.where(this.uuidOrder, '<', upper);
-    const rows = await q.orderBy(this.uuidOrder).limit(limit).execute();
+    const rows = await q.orderBy(this.uuidOrder).limit(boundLimit(limit)).execute();
     return rows.map(toObject).filter((o) => compareKeys(o.key, range.after) > 0 && o.key.startsWith(range.prefix));
   }
 }

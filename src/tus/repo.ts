@@ -1,6 +1,7 @@
 /** Queries of the tus_uploads table: one row per tus upload until it expires (docs/tus.md). */
 import type { Kysely, Selectable } from 'kysely';
 import type { Db } from '../db/connect.js';
+import { literalLimit } from '../db/reusable-query.js';
 import type { Database } from '../db/schema.js';
 import type { TusUploadsTable } from '../db/tables/tus.js';
 
@@ -60,7 +61,7 @@ export class TusRepo {
 
   /** Up to `limit` uploads past their expiry (unfinished ones and the records of finished ones). */
   async expired(nowUs: number, limit: number): Promise<Array<Pick<TusRow, 'id' | 'state'>>> {
-    return this.db.selectFrom('tus_uploads').select(['id', 'state']).where('expires_us', '<', nowUs).orderBy('expires_us').limit(limit).execute();
+    return this.db.selectFrom('tus_uploads').select(['id', 'state']).where('expires_us', '<', nowUs).orderBy('expires_us').limit(literalLimit(limit)).execute();
   }
 
   /** Which of `ids` still have their row. */

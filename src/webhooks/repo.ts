@@ -1,7 +1,7 @@
 /** Queries of the webhooks tables: subscriptions and delivery-attempt records. */
 import { PostgresAdapter, sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { MergedStatement } from '../db/group-commit.js';
-import { ReusableQueriesByShape, type QueryArg } from '../db/reusable-query.js';
+import { boundLimit, ReusableQueriesByShape, type QueryArg } from '../db/reusable-query.js';
 import { TransactionReads } from '../db/transaction-reads.js';
 import type { Database } from '../db/schema.js';
 import type { Db, DbOrTrx } from '../db/connect.js';
@@ -178,7 +178,7 @@ export class WebhookRepo {
   async deliveries(webhookId: number, limit: number, beforeId: number | null): Promise<DeliveryRecord[]> {
     let q = this.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', webhookId);
     if (beforeId !== null) q = q.where('id', '<', beforeId);
-    const rows = await q.orderBy('id', 'desc').limit(limit).execute();
+    const rows = await q.orderBy('id', 'desc').limit(boundLimit(limit)).execute();
     return rows.map(toDelivery);
   }
 

@@ -5,7 +5,7 @@
  * that blob's last reference never interleave: the bytes are never dropped under a new row.
  */
 import type { Db, DbOrTrx } from '../../db/connect.js';
-import { reusableQuery } from '../../db/reusable-query.js';
+import { literalLimit, reusableQuery } from '../../db/reusable-query.js';
 
 // Every new upload runs it: compiled once per store (db/reusable-query.ts).
 const insertContent = reusableQuery((trx: DbOrTrx, projectId: number, sha256: string, blobKey: string, size: number, createdUs: number) =>
@@ -50,7 +50,7 @@ export class ContentRepo {
     if (this.store.dialect === 'postgres') lock = lock.forUpdate();
     await lock.executeTakeFirst();
     await trx.updateTable('files').set({ blob_key: null }).where('uuid', '=', uuid).where('project_id', '=', projectId).where('blob_key', '=', blobKey).execute();
-    const user = await trx.selectFrom('files').select('uuid').where('blob_key', '=', blobKey).limit(1).executeTakeFirst();
+    const user = await trx.selectFrom('files').select('uuid').where('blob_key', '=', blobKey).limit(literalLimit(1)).executeTakeFirst();
     if (user) return false;
     await trx.deleteFrom('file_contents').where('blob_key', '=', blobKey).execute();
     return true;

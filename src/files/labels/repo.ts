@@ -7,6 +7,7 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kyse
 import { appdataLabelKeys, labelKey } from '../../core/appdata-labels.js';
 import type { Database } from '../../db/schema.js';
 import type { DbOrTrx } from '../../db/connect.js';
+import { boundLimit } from '../../db/reusable-query.js';
 import type { FileRecord } from '../../core/file-record.js';
 
 const ROWS_PER_INSERT = 500;
@@ -41,6 +42,6 @@ export async function startFromLabels(db: DbOrTrx, projectId: number, labels: st
   const keys = [...new Set(labels.map(labelKey))];
   const m = await db.selectFrom('file_labels').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).where('label_lower', 'in', keys).executeTakeFirstOrThrow();
   const bound = Number(m.n) * COMMON_SHARE;
-  const r = await sql<{ n: number }>`select count(*) as n from (select 1 from files where project_id = ${projectId} limit ${bound + 1}) as p`.execute(db);
+  const r = await sql<{ n: number }>`select count(*) as n from (select 1 from files where project_id = ${projectId} limit ${boundLimit(bound + 1)}) as p`.execute(db);
   return Number(r.rows[0]?.n ?? 0) > bound;
 }

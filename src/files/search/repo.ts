@@ -3,6 +3,7 @@ import { CompiledQuery, sql, type Kysely, type SqlBool, type Expression } from '
 import { searchOrder, type SearchCursor, type SearchQuery, type Range, type SortColumn } from '../search-query.js';
 import type { Database } from '../../db/schema.js';
 import type { Db } from '../../db/connect.js';
+import { boundLimit } from '../../db/reusable-query.js';
 import type { DeferredTextIndex } from '../text/repo.js';
 import type { FileRecord } from '../../core/file-record.js';
 import { labelsCondition, startFromLabels } from '../labels/repo.js';
@@ -29,7 +30,7 @@ export class FileSearchRepo {
     const cursor = page.cursor;
     if (cursor && cursor.length === order.length) s = s.where((eb) => seek(eb, order, cursor));
     for (const k of order) s = s.orderBy(k.column, k.desc ? 'desc' : 'asc');
-    const rows = await s.limit(page.limit).offset(cursor ? 0 : page.offset).execute();
+    const rows = await s.limit(boundLimit(page.limit)).offset(cursor ? 0 : page.offset).execute();
     return rows.map(toRecord);
   }
 
@@ -43,7 +44,7 @@ export class FileSearchRepo {
     const plan = await this.labelsPlan(projectId, q);
     let s = this.db.selectFrom('files').selectAll().where((eb) => this.searchWhere(eb, projectId, q, plan));
     for (const k of searchOrder(q)) s = s.orderBy(k.column, k.desc ? 'desc' : 'asc');
-    const page = s.limit(limit).compile();
+    const page = s.limit(boundLimit(limit)).compile();
     const prefix = this.store.dialect === 'postgres' ? 'explain ' : 'explain query plan ';
     const r = await this.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(prefix + page.sql, [...page.parameters]));
     return r.rows.map((row) => String(row['QUERY PLAN'] ?? row['detail'] ?? JSON.stringify(row)));

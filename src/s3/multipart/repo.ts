@@ -1,6 +1,7 @@
 /** Queries of the S3 multipart uploads and their parts (migrations 0026, 0028): rows live until completion, abort or expiry. */
 import type { Kysely, Selectable } from 'kysely';
 import type { Db, DbOrTrx } from '../../db/connect.js';
+import { boundLimit } from '../../db/reusable-query.js';
 import type { Database } from '../../db/schema.js';
 import type { S3MultipartPartsTable, S3MultipartUploadsTable } from '../../db/tables/s3.js';
 
@@ -50,7 +51,7 @@ export class MultipartRepo {
 
   /** Parts in number order, from `after` (exclusive), at most `limit`. */
   async parts(uploadId: string, after = 0, limit = 10_000): Promise<PartRow[]> {
-    return this.db.selectFrom('s3_multipart_parts').selectAll().where('upload_id', '=', uploadId).where('part_number', '>', after).orderBy('part_number').limit(limit).execute();
+    return this.db.selectFrom('s3_multipart_parts').selectAll().where('upload_id', '=', uploadId).where('part_number', '>', after).orderBy('part_number').limit(boundLimit(limit)).execute();
   }
 
   /** The project's uploads in key, then upload id order, after a (key, id) marker. */
@@ -61,7 +62,7 @@ export class MultipartRepo {
       .where('project_id', '=', projectId)
       .where((eb) => eb.or([eb('object_key', '>', afterKey), eb.and([eb('object_key', '=', afterKey), eb('upload_id', '>', afterId)])]));
     if (prefix !== '') q = q.where('object_key', '>=', prefix);
-    return q.orderBy('object_key').orderBy('upload_id').limit(limit).execute();
+    return q.orderBy('object_key').orderBy('upload_id').limit(boundLimit(limit)).execute();
   }
 
   /** Forgets the upload and its parts (in the caller's transaction); answers the blob keys of the parts that have one. */
