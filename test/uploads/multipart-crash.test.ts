@@ -56,17 +56,23 @@ const complete = (server: TestServer, keys: ProjectKeys, uuid: string): Promise<
   postForm(`${server.upload}/multipart/complete/`, { UPLOADCARE_PUB_KEY: keys.public_key, uuid });
 
 /**
- * Resolves once the completion holds its claim, read from the store as another process would. The
- * kill follows at once, while the completion still reads the 200 MiB for its digests (computed
- * before the answer here: STOWAGE_DIGEST_LATER_BYTES=0 in start()).
+ * Resolves with the server stopped (SIGSTOP) while its completion holds the claim, read from the
+ * store as another process would; the kill follows. The server runs in steps of about a
+ * millisecond and is stopped while each read runs: a whole completion can take less than one read
+ * on PostgreSQL (the parts lie in one file and the digests are already known), and then it
+ * finished between two reads.
  */
-async function untilClaimed(server: TestServer, uuid: string): Promise<void> {
+async function stoppedWhileClaimed(server: TestServer, uuid: string): Promise<void> {
+  const pid = server.child.pid;
+  if (pid === undefined) throw new Error('the server has no pid');
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
+    process.kill(pid, 'SIGSTOP');
     const [row] = await storeRows<{ state: string }>(server, 'SELECT state FROM multipart_uploads WHERE uuid = ?', [uuid]);
     if (row?.state === 'completing') return;
     if (row?.state !== 'open') throw new Error(`the upload is ${row?.state ?? 'gone'} before the kill`);
-    await sleep(2);
+    process.kill(pid, 'SIGCONT');
+    await sleep(1);
   }
   throw new Error('the completion never took its claim');
 }
@@ -81,7 +87,7 @@ describe('multipart completion and crashes', () => {
     const { uuid, urls } = await uploadParts(first, keys, data);
 
     const pending = complete(first, keys, uuid).catch(() => null);
-    await untilClaimed(first, uuid);
+    await stoppedWhileClaimed(first, uuid);
     await first.kill();
     expect(await pending).toBeNull();
 
