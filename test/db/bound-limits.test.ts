@@ -38,7 +38,7 @@ const BARE_LIMIT = /\blimit\s+(\?|\$\d+)/i;
 async function limitsOf(read: () => Promise<unknown>): Promise<string[]> {
   recording.take();
   await read();
-  const limited = recording.take().filter((s) => /\blimit\b/i.test(s));
+  const limited = recording.take().map((s) => s.sql).filter((s) => /\blimit\b/i.test(s));
   expect(limited.length).toBeGreaterThan(0);
   for (const s of limited) expect(s).not.toMatch(BARE_LIMIT);
   return limited;

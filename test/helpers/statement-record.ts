@@ -1,20 +1,26 @@
 /**
- * A store handle that records the SQL text of every statement run through it: for tests whose
+ * A store handle that records every statement run through it: for tests whose
  * subject is the statement a read compiles to (how it binds its values), not only what it answers.
  */
 import type { KyselyPlugin, QueryId, RootOperationNode } from 'kysely';
 import type { Db } from '../../src/db/connect.js';
 
+/** A statement as it ran: its SQL text and bound values. */
+export interface RanStatement {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
 export interface RecordingDb {
   /** The store's handle with every statement recorded (raw SQL and transactions too; BEGIN and COMMIT are not). */
   db: Db;
-  /** The SQL texts run since the last call. */
-  take(): string[];
+  /** The statements run since the last call. */
+  take(): RanStatement[];
 }
 
 export function recordingStatements(store: Db): RecordingDb {
   const nodes = new Map<string, RootOperationNode>();
-  let ran: string[] = [];
+  let ran: RanStatement[] = [];
   const plugin: KyselyPlugin = {
     transformQuery: ({ node, queryId }: { node: RootOperationNode; queryId: QueryId }) => {
       nodes.set(queryId.queryId, node);
@@ -23,7 +29,7 @@ export function recordingStatements(store: Db): RecordingDb {
     transformResult: async ({ result, queryId }) => {
       const node = nodes.get(queryId.queryId);
       nodes.delete(queryId.queryId);
-      if (node) ran.push(kysely.getExecutor().compileQuery(node, queryId).sql);
+      if (node) ran.push(kysely.getExecutor().compileQuery(node, queryId));
       return result;
     },
   };

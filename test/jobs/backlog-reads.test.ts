@@ -6,13 +6,14 @@
  * SQLite: the query plans of the statements the queue runs; PostgreSQL: the index entries and
  * sequential scans a completion reads on `jobs` (pg_stat_xact counters, as fair-claim-plan.test.ts).
  */
-import { CompiledQuery, sql, type KyselyPlugin, type QueryId, type RootOperationNode } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
 import { enqueueMany, JobQueue, type ClaimedJob } from '../../src/jobs/queue.js';
 import { claimPostgres } from '../../src/jobs/queue/claim-postgres.js';
 import { completeClaims } from '../../src/jobs/queue/outcome.js';
 import { usingPostgres } from '../helpers/server.js';
+import { recordingStatements, type RanStatement } from '../helpers/statement-record.js';
 import { migratedStore, type TestStore } from '../helpers/store.js';
 
 declare module '../../src/jobs/kinds.js' {
@@ -36,32 +37,14 @@ beforeAll(async () => {
 });
 afterAll(() => store?.close());
 
-interface Ran {
-  sql: string;
-  parameters: readonly unknown[];
-}
-
 /** The queue over a handle that records every statement it runs (compiled, with its parameters). */
-function recordingQueue(): { queue: JobQueue; ran: Ran[] } {
-  const ran: Ran[] = [];
-  const nodes = new Map<string, RootOperationNode>();
-  const plugin: KyselyPlugin = {
-    transformQuery: ({ node, queryId }: { node: RootOperationNode; queryId: QueryId }) => {
-      nodes.set(queryId.queryId, node);
-      return node;
-    },
-    transformResult: async ({ result, queryId }) => {
-      const node = nodes.get(queryId.queryId);
-      if (node) ran.push(kysely.getExecutor().compileQuery(node, queryId));
-      return result;
-    },
-  };
-  const kysely = db.kysely.withPlugin(plugin);
-  return { queue: new JobQueue({ ...db, kysely }), ran };
+function recordingQueue(): { queue: JobQueue; ran: () => RanStatement[] } {
+  const recording = recordingStatements(db);
+  return { queue: new JobQueue(recording.db), ran: () => recording.take() };
 }
 
 /** SQLite's plan of a statement, one line per step. */
-async function planOf(statement: Ran): Promise<string[]> {
+async function planOf(statement: RanStatement): Promise<string[]> {
   const r = await db.kysely.executeQuery<{ detail: string }>(CompiledQuery.raw(`EXPLAIN QUERY PLAN ${statement.sql}`, [...statement.parameters]));
   return r.rows.map((row) => row.detail);
 }
@@ -70,7 +53,7 @@ async function planOf(statement: Ran): Promise<string[]> {
 const walksBacklog = (step: string): boolean => /^SCAN jobs\b/.test(step) || /INDEX jobs_due \(state=\?\)/.test(step);
 
 /** The UPDATEs of `jobs` among the statements (claims and outcomes; not the periodic burial). */
-const updatesOfJobs = (ran: readonly Ran[]): Ran[] => ran.filter((s) => /\bupdate "?jobs"? set\b/i.test(s.sql) && !s.sql.includes('"attempts" >= "max_attempts"'));
+const updatesOfJobs = (ran: readonly RanStatement[]): RanStatement[] => ran.filter((s) => /\bupdate "?jobs"? set\b/i.test(s.sql) && !s.sql.includes('"attempts" >= "max_attempts"'));
 
 describe.skipIf(usingPostgres())(`with ${BACKLOG} jobs pending (SQLite plans)`, () => {
   it('a plain claim and the completion of its jobs find their rows by id', async () => {
@@ -78,7 +61,7 @@ describe.skipIf(usingPostgres())(`with ${BACKLOG} jobs pending (SQLite plans)`, 
     const claimed = await queue.claim('w-plain', { kinds: [kind], limit: 4, leaseMs: 60_000 });
     expect(claimed).toHaveLength(4);
     expect(await Promise.all(claimed.map((j) => queue.complete(j)))).toEqual([true, true, true, true]);
-    const updates = updatesOfJobs(ran);
+    const updates = updatesOfJobs(ran());
     expect(updates.length).toBeGreaterThanOrEqual(2);
     for (const u of updates) expect((await planOf(u)).filter(walksBacklog), u.sql).toEqual([]);
   });
@@ -88,7 +71,7 @@ describe.skipIf(usingPostgres())(`with ${BACKLOG} jobs pending (SQLite plans)`, 
     const claimed: ClaimedJob[] = await queue.claim('w-fair', { kinds: [kind], limit: 8, leaseMs: 60_000, perKeyLimit: 8 });
     expect(claimed).toHaveLength(8);
     expect(await Promise.all(claimed.map((j) => queue.complete(j)))).toEqual(Array(8).fill(true));
-    const updates = updatesOfJobs(ran);
+    const updates = updatesOfJobs(ran());
     expect(updates.length).toBeGreaterThanOrEqual(2);
     for (const u of updates) expect((await planOf(u)).filter(walksBacklog), u.sql).toEqual([]);
   });
@@ -99,7 +82,7 @@ describe.skipIf(usingPostgres())(`with ${BACKLOG} jobs pending (SQLite plans)`, 
     const { queue, ran } = recordingQueue();
     expect(await queue.claim('w-limit', { kinds: [kind], limit: 2, leaseMs: 60_000 })).toHaveLength(2);
     expect(await queue.claim('w-limit', { kinds: [kind], limit: 3, leaseMs: 60_000, perKeyLimit: 16 })).toHaveLength(3);
-    const claims = updatesOfJobs(ran);
+    const claims = updatesOfJobs(ran());
     expect(claims).toHaveLength(2);
     for (const c of claims) expect(c.sql).not.toMatch(/\blimit\s+\?/i);
   });
