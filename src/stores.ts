@@ -5,14 +5,14 @@
  */
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import { openDb } from './db/connect.js';
+import { dbOptionsFrom, openDb } from './db/connect.js';
 import { migrate } from './db/migrations.js';
 import { ProjectRepo } from './projects/repo.js';
 import { ProjectService } from './projects/service.js';
 
 /** Opens the stores and runs migrations: what both `serve` and the admin commands need. */
 export async function openStores(config: Config, log: Logger) {
-  const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
+  const db = await openDb(dbOptionsFrom(config));
   const { newerThanThisRelease } = await migrate(db);
   const projects = new ProjectService(new ProjectRepo(db));
   log.debug({ dialect: db.dialect }, 'metadata store ready');

@@ -9,6 +9,7 @@ export const DEFAULTS = {
   only: ['rest', 'upload', 'cdn'],
   databaseUrl: '',
   pgRowCache: true,
+  databasePoolMax: 10,
   maxUploadBytes: 5 * 1024 ** 3,
   digestLaterBytes: 64 * 1024 ** 2,
   unstoredTtlMs: 24 * 3600 * 1000,

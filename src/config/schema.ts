@@ -72,6 +72,11 @@ export const schema = z.object({
    * processes other than Stowage write to.
    */
   pgRowCache: bool,
+  /**
+   * PostgreSQL: connections one node's pool may hold; the node opens two more of its own (the wake
+   * listener and the row cache's session). Every node's sum must fit the server's max_connections.
+   */
+  databasePoolMax: z.coerce.number().int().min(2),
   /** PostgreSQL schema (created if missing); isolates tenants or test runs sharing a database. */
   databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'lowercase letters, digits and _').optional(),
   /** Log level (pino). */

@@ -14,6 +14,7 @@ import { cachingDatabase } from './statement-cache.js';
 import { runDirectlyInTransactions } from './direct-runs.js';
 import { sqliteChangeStamp } from './change-stamp.js';
 import { WalSync } from './wal-sync.js';
+import { connectionSettings } from './pg-connection.js';
 import { AloneNode, backendPid, countWrites, joinAsWriter, lockKeyOf, type AloneTimings } from './pg-alone.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -81,15 +82,27 @@ export interface DbOptions {
   dataDir: string;
   /** PostgreSQL schema to use (created if missing); lets tests and tenants share one database. */
   schema?: string;
+  /** PostgreSQL: connections the pool may hold (default 10). */
+  poolMax?: number;
   /** PostgreSQL: the alone node's timings (tests shorten them). */
   aloneTimings?: AloneTimings;
+}
+
+/** The store options of a node's settings (`serve` and `doctor` open the same store). */
+export function dbOptionsFrom(settings: { databaseUrl: string; dataDir: string; databaseSchema?: string | undefined; databasePoolMax: number }): DbOptions {
+  return {
+    databaseUrl: settings.databaseUrl,
+    dataDir: settings.dataDir,
+    poolMax: settings.databasePoolMax,
+    ...(settings.databaseSchema ? { schema: settings.databaseSchema } : {}),
+  };
 }
 
 /** The SQLite store's file in a data dir. */
 export const sqliteFile = (dataDir: string): string => path.join(dataDir, 'stowage.sqlite');
 
 export async function openDb(opts: DbOptions): Promise<Db> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.schema, opts.aloneTimings);
+  if (opts.databaseUrl) return openPostgres(opts);
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = new SQLite(sqliteFile(opts.dataDir));
   file.pragma('journal_mode = WAL');
@@ -127,11 +140,11 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   };
 }
 
-async function openPostgres(url: string, schema: string | undefined, aloneTimings: AloneTimings | undefined): Promise<Db> {
+async function openPostgres({ databaseUrl: url, schema, poolMax = 10, aloneTimings }: DbOptions): Promise<Db> {
   if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
   const pg = await loadPg();
   if (schema) {
-    const admin = new pg.Client({ connectionString: url });
+    const admin = new pg.Client(connectionSettings(url, undefined));
     await admin.connect();
     try {
       await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
@@ -142,8 +155,8 @@ async function openPostgres(url: string, schema: string | undefined, aloneTiming
       await admin.end();
     }
   }
-  const options = schema ? { options: `-c search_path=${schema}` } : {};
-  const pool = new pg.Pool({ connectionString: url, max: 10, ...options });
+  const settings = connectionSettings(url, schema);
+  const pool = new pg.Pool({ ...settings, max: poolMax });
   // Every pool connection may write: its writes move this node's stamp, and it joins as a writer
   // (pg-alone.ts) before its first statement, so no other node caches while it can write.
   const key = lockKeyOf(schema);
@@ -176,7 +189,7 @@ async function openPostgres(url: string, schema: string | undefined, aloneTiming
     changeStamp: () => (alone?.trusted() ? `${alone.epoch}:${writes}` : null),
     cacheWhileAlone: async (onChange) => {
       if (alone) return;
-      alone = new AloneNode({ client: () => new pg.Client({ connectionString: url, ...options }), key, ownPids, ...(aloneTimings ? { timings: aloneTimings } : {}), ...(onChange ? { onChange } : {}) });
+      alone = new AloneNode({ client: () => new pg.Client(settings), key, ownPids, ...(aloneTimings ? { timings: aloneTimings } : {}), ...(onChange ? { onChange } : {}) });
       await alone.start();
     },
     close: async () => {

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import type { Config } from '../config.js';
-import { openDb } from '../db/connect.js';
+import { dbOptionsFrom, openDb } from '../db/connect.js';
 import { openBlobStore } from '../blobs/select.js';
 import { FAMILIES } from '../media/operations/text.js';
 import { Redis } from 'ioredis';
@@ -29,7 +29,7 @@ export const databaseCheck: DoctorCheck = {
   required: true,
   disables: 'everything: the node cannot start without its metadata store',
   async run(config: Config) {
-    const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
+    const db = await openDb(dbOptionsFrom(config));
     try {
       await db.ping();
     } finally {

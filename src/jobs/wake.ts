@@ -9,6 +9,7 @@
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { connectionSettings } from '../db/pg-connection.js';
 
 type Listener = (kind: string) => void;
 
@@ -49,7 +50,7 @@ export function listenForJobs(url: string, schema: string | undefined, wake: (ki
     const { Client } = (await import('pg')).default;
     if (closed) return;
     // The same search_path as the pool's, so current_schema() names what enqueue names.
-    const c = new Client({ connectionString: url, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+    const c = new Client(connectionSettings(url, schema));
     client = c;
     let ours: string | null = null;
     c.on('notification', (msg) => {
