@@ -142,11 +142,13 @@ export class DigestThread {
       // A few small objects and one 1 MiB read buffer (outside the heap): a tiny heap suffices.
       resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
     });
-    // Never keeps the process alive: a stopping node does not wait for digests nobody will take.
-    worker.unref();
     worker.on('message', (reply: DigestReply) => this.settle(reply));
     worker.on('error', (err) => this.fail(worker, err));
     worker.on('exit', (code) => this.fail(worker, new Error(`digest thread exited with code ${code}`)));
+    // Never keeps the process alive: a stopping node or a finished CLI command does not wait for
+    // digests nobody will take. After the listeners: a 'message' listener added later refs the
+    // thread's port again, and the process then lived until the idle timer ended the thread.
+    worker.unref();
     this.worker = worker;
     return worker;
   }
