@@ -182,7 +182,11 @@ export async function startServer(opts: StartOptions = {}): Promise<TestServer> 
       return JSON.parse(stdout) as ProjectKeys;
     },
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        // A test may have left it stopped (SIGSTOP): a stopped process acts on SIGTERM only once continued.
+        child.kill('SIGCONT');
+      }
       await exited;
     },
     async kill() {
