@@ -11,7 +11,7 @@ const onS3 = /^(1|true|yes)$/i.test(process.env['STOWAGE_TEST_S3'] ?? '');
 const STORE_FREE = [
   'test/architecture.test.ts', 'test/config-doc.test.ts', 'test/helpers/**', 'test/media/**', 'test/core/**', 'test/launcher/**', 'test/net/**',
   'test/auth/upload-credentials.test.ts', 'test/auth/verified-signatures.test.ts', 'test/blobs/contract.test.ts', 'test/webhooks/signature.test.ts',
-  'test/http/response-check.test.ts',
+  'test/http/response-check.test.ts', 'test/s3/bucket-part-failure.test.ts',
 ];
 /**
  * Suites whose subject is not stored bytes (signatures, HTTP edge cases, webhooks, jobs, the

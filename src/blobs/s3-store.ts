@@ -192,8 +192,9 @@ class S3Multipart implements PresignedMultipart {
     return getSignedUrl(this.presigner, new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }), { expiresIn });
   }
 
-  async uploadPart(key: string, uploadId: string, partNumber: number, body: Readable, size: number): Promise<string> {
-    const out = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: size }));
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Readable, size: number, signal?: AbortSignal): Promise<string> {
+    const command = new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: size });
+    const out = await this.client.send(command, signal ? { abortSignal: signal } : {});
     if (!out.ETag) throw new Error('S3 UploadPart returned no ETag');
     return out.ETag;
   }

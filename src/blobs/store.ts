@@ -102,8 +102,9 @@ export interface PresignedMultipart {
   /**
    * Sends part `partNumber`, exactly `size` bytes of `body`, through this node (a client of another
    * protocol hands the part to the node); answers the store's ETag for it, which `complete` needs.
+   * `signal` stops the request: a body that failed will never send the bytes the store waits for.
    */
-  uploadPart(key: string, uploadId: string, partNumber: number, body: Readable, size: number): Promise<string>;
+  uploadPart(key: string, uploadId: string, partNumber: number, body: Readable, size: number, signal?: AbortSignal): Promise<string>;
   /** Parts received so far, in order. */
   listParts(key: string, uploadId: string): Promise<UploadedPart[]>;
   /** Assembles the parts into `key`; the object appears only now. */

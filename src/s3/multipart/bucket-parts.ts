@@ -31,7 +31,7 @@ export class BucketParts {
   async write(uploadId: string, storeUploadId: string, partNumber: number, body: Readable, size: number, onTooLarge: () => Error): Promise<{ put: PutResult; storeEtag: string }> {
     const part = hashedPart(body, size, onTooLarge);
     try {
-      const storeEtag = await this.mp.uploadPart(fileBlobKey(uploadId), storeUploadId, partNumber, part.stream, size);
+      const storeEtag = await this.mp.uploadPart(fileBlobKey(uploadId), storeUploadId, partNumber, part.stream, size, part.signal);
       return { put: await part.result(), storeEtag };
     } catch (err) {
       part.abandon();

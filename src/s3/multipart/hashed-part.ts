@@ -20,6 +20,11 @@ export interface HashedPart {
   result(): Promise<PutResult>;
   /** Why the source failed (the cause to answer, rather than the consumer's broken stream), if it did. */
   failure(): Error | null;
+  /**
+   * Aborted when the source fails. The failed stream ends without its last bytes, so a consumer
+   * that sent a length first (an UploadPart request to the bucket) would wait for them for ever.
+   */
+  signal: AbortSignal;
   /** The bytes did not land: the digest threads forget them. */
   abandon(): void;
 }
@@ -48,10 +53,12 @@ export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () =>
   // A source failing at its end (a wrong checksum) may do so after the consumer took every byte
   // and stopped listening: the meter's error must not go unhandled (it would stop the process).
   meter.on('error', () => undefined);
+  const failing = new AbortController();
   source.once('error', (err) => {
     failed = err;
     settle(err);
     meter.destroy(err);
+    failing.abort(err);
   });
   source.pipe(meter);
   return {
@@ -62,6 +69,7 @@ export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () =>
       return { size, ...(await digest.digest()) };
     },
     failure: () => failed,
+    signal: failing.signal,
     abandon() {
       digest.abandon();
     },
