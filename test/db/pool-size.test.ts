@@ -39,8 +39,8 @@ describe.skipIf(!usingPostgres())('the PostgreSQL pool of one node', () => {
 
     expect(new Set(uuids).size).toBe(40);
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
-    // The node really used the store from several connections at once; never more than allowed.
-    expect(most).toBeGreaterThan(1);
+    // The load reached the pool (more than the node's own two sessions); never more than allowed.
+    expect(most).toBeGreaterThan(OWN_SESSIONS);
     expect(most).toBeLessThanOrEqual(POOL_MAX + OWN_SESSIONS);
   });
 });
