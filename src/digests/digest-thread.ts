@@ -130,6 +130,8 @@ export class DigestThread {
     const id = this.nextId++;
     const worker = this.started();
     this.lastRequestMs = Date.now();
+    // A command whose only work is waiting for this answer (a CLI on SQLite) must not exit first.
+    if (this.pending.size === 0) worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.postMessage(request(id));
@@ -145,9 +147,9 @@ export class DigestThread {
     worker.on('message', (reply: DigestReply) => this.settle(reply));
     worker.on('error', (err) => this.fail(worker, err));
     worker.on('exit', (code) => this.fail(worker, new Error(`digest thread exited with code ${code}`)));
-    // Never keeps the process alive: a stopping node or a finished CLI command does not wait for
-    // digests nobody will take. After the listeners: a 'message' listener added later refs the
-    // thread's port again, and the process then lived until the idle timer ended the thread.
+    // Holds the process only while a request waits for its answer (request() and settle()): a
+    // stopping node or a finished CLI command does not wait for the idle timer. After the
+    // listeners: a 'message' listener added later refs the thread's port again.
     worker.unref();
     this.worker = worker;
     return worker;
@@ -157,6 +159,7 @@ export class DigestThread {
     const p = this.pending.get(reply.id);
     if (!p) return;
     this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker?.unref();
     if (reply.ok) p.resolve(reply);
     else p.reject(new Error(reply.message));
     this.stopWhenIdle();
