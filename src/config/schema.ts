@@ -73,7 +73,7 @@ export const schema = z.object({
    */
   pgRowCache: bool,
   /**
-   * PostgreSQL: connections one node's pool may hold; the node opens two more of its own (the wake
+   * PostgreSQL: connections one node's pool may hold; the node opens two more of its own (the job
    * listener and the row cache's session). Every node's sum must fit the server's max_connections.
    */
   databasePoolMax: z.coerce.number().int().min(2),
