@@ -14,6 +14,7 @@ import { cachingDatabase } from './statement-cache.js';
 import { runDirectlyInTransactions } from './direct-runs.js';
 import { sqliteChangeStamp } from './change-stamp.js';
 import { WalSync } from './wal-sync.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { connectionSettings } from './pg-connection.js';
 import { AloneNode, backendPid, countWrites, joinAsWriter, lockKeyOf, type AloneTimings } from './pg-alone.js';
 
@@ -82,7 +83,7 @@ export interface DbOptions {
   dataDir: string;
   /** PostgreSQL schema to use (created if missing); lets tests and tenants share one database. */
   schema?: string;
-  /** PostgreSQL: connections the pool may hold (default 10). */
+  /** PostgreSQL: connections the pool may hold (default: the setting's). */
   poolMax?: number;
   /** PostgreSQL: the alone node's timings (tests shorten them). */
   aloneTimings?: AloneTimings;
@@ -140,7 +141,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   };
 }
 
-async function openPostgres({ databaseUrl: url, schema, poolMax = 10, aloneTimings }: DbOptions): Promise<Db> {
+async function openPostgres({ databaseUrl: url, schema, poolMax = DEFAULTS.databasePoolMax, aloneTimings }: DbOptions): Promise<Db> {
   if (schema && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
   const pg = await loadPg();
   if (schema) {

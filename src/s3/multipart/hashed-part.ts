@@ -33,7 +33,6 @@ export interface HashedPart {
 export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () => Error): HashedPart {
   const digest = new StreamedDigest(maxBytes);
   let size = 0;
-  let failed: Error | null = null;
   let settle: (err: Error | null) => void = () => undefined;
   const ended = new Promise<Error | null>((resolve) => (settle = resolve));
   const meter = new Transform({
@@ -55,7 +54,6 @@ export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () =>
   meter.on('error', () => undefined);
   const failing = new AbortController();
   source.once('error', (err) => {
-    failed = err;
     settle(err);
     meter.destroy(err);
     failing.abort(err);
@@ -68,7 +66,7 @@ export function hashedPart(source: Readable, maxBytes: number, onTooLarge: () =>
       if (err) throw err;
       return { size, ...(await digest.digest()) };
     },
-    failure: () => failed,
+    failure: () => (failing.signal.aborted ? (failing.signal.reason as Error) : null),
     signal: failing.signal,
     abandon() {
       digest.abandon();
